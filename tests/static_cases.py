@@ -1,0 +1,114 @@
+"""The static-hashable rule as one table of cases.
+
+Two implementations judge the rule: the runtime (``jaxstatic._freeze``) judges *values*, the mypy plugin judges
+*types*. Both read this table, so they cannot drift apart. Each case gives a value expression and the declared type
+of that value, both evaluated in the namespace built by ``PRELUDE``.
+
+``static``   -- may be bound to a ``Static[...]`` parameter (hashable, or a builtin container of static values).
+``hashable`` -- plain ``hash()`` succeeds: what plain ``jax.jit(static_argnames=...)`` needs.
+``path``     -- for non-static cases, where the offending leaf sits inside the value, as errors print it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+PRELUDE = """\
+import dataclasses
+from typing import Any, Callable, ClassVar, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpy.typing as npt
+
+
+def relu(x: Any) -> Any:
+    return x
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenCfg:
+    lr: float
+    depth: int
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenWithList:
+    layers: list[int]
+
+
+@dataclasses.dataclass
+class MutableCfg:
+    lr: float
+
+
+class NoHash:
+    __hash__: ClassVar[None]  # type: ignore[assignment]
+
+
+class Point(NamedTuple):
+    x: int
+    y: int
+
+
+class Layers(NamedTuple):
+    sizes: list[int]
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    id: str
+    value: str
+    type: str
+    static: bool
+    hashable: bool
+    path: str = ""
+
+
+CASES: tuple[Case, ...] = (
+    # hashable leaves
+    Case("int", "3", "int", True, True),
+    Case("float", "0.5", "float", True, True),
+    Case("bool", "True", "bool", True, True),
+    Case("str", "'train'", "str", True, True),
+    Case("none", "None", "None", True, True),
+    Case("function", "relu", "Callable[[Any], Any]", True, True),
+    Case("frozen_dataclass", "FrozenCfg(0.1, 2)", "FrozenCfg", True, True),
+    Case("namedtuple", "Point(1, 2)", "Point", True, True),
+    Case("tuple_of_ints", "(1, 2, 3)", "tuple[int, ...]", True, True),
+    Case("tuple_of_functions", "(relu, relu)", "tuple[Callable[[Any], Any], ...]", True, True),
+    Case("frozenset_of_str", "frozenset({'a', 'b'})", "frozenset[str]", True, True),
+    Case("dict_tuple_keys", "{(1, 2): 'a'}", "dict[tuple[int, int], str]", True, False),
+    # builtin containers of static values: frozen by jaxstatic, rejected by plain jax.jit
+    Case("dict_of_ints", "{'a': 1, 'b': 2}", "dict[str, int]", True, False),
+    Case("dict_of_functions", "{'fn': relu, 'act': relu}", "dict[str, Callable[[Any], Any]]", True, False),
+    Case("list_of_ints", "[1, 2, 3]", "list[int]", True, False),
+    Case("set_of_str", "{'a', 'b'}", "set[str]", True, False),
+    Case("nested_dict_list", "{'layers': [1, 2], 'sizes': [3]}", "dict[str, list[int]]", True, False),
+    Case("tuple_with_list", "(1, [2, 3])", "tuple[int, list[int]]", True, False),
+    Case("list_of_frozen_dataclasses", "[FrozenCfg(0.1, 2)]", "list[FrozenCfg]", True, False),
+    Case("namedtuple_with_list", "Layers([1, 2])", "Layers", True, False),
+    Case("frozenset_of_tuples", "frozenset({(1, 2)})", "frozenset[tuple[int, int]]", True, True),
+    # never static
+    Case("numpy_array", "np.zeros(3)", "npt.NDArray[np.float64]", False, False, ""),
+    Case("jax_array", "jnp.zeros(3)", "jax.Array", False, False, ""),
+    Case("dict_with_array", "{'weights': jnp.zeros(3)}", "dict[str, jax.Array]", False, False, "['weights']"),
+    Case("list_of_arrays", "[jnp.zeros(2), jnp.ones(2)]", "list[jax.Array]", False, False, "[0]"),
+    Case("tuple_with_array", "(1, jnp.ones(2))", "tuple[int, jax.Array]", False, False, "[1]"),
+    Case("mutable_dataclass", "MutableCfg(0.1)", "MutableCfg", False, False, ""),
+    Case("hash_none_class", "NoHash()", "NoHash", False, False, ""),
+    Case("frozen_dataclass_with_list", "FrozenWithList([1])", "FrozenWithList", False, False, ""),
+    Case("dict_with_mutable_dataclass", "{'cfg': MutableCfg(0.1)}", "dict[str, MutableCfg]", False, False, "['cfg']"),
+    Case("nested_array", "{'a': [1, {'w': np.ones(2)}]}", "dict[str, list[Any]]", False, False, "['a'][1]['w']"),
+)
+"""The ``nested_array`` case is runtime-only in effect: its declared type holds ``Any``, which the plugin accepts."""
+
+
+def namespace() -> dict[str, Any]:
+    """Run ``PRELUDE`` and return its globals, for evaluating ``Case.value``."""
+    ns: dict[str, Any] = {}
+    exec(PRELUDE, ns)
+    return ns
