@@ -1,0 +1,275 @@
+"""``jaxstatic.jit``: split arguments by their ``Static`` annotations, freeze the static ones, compile through JAX.
+
+Design: one ``jax.jit``-compiled closure per frozen static key, with no static arguments at JAX's level. The closure
+reads its static values at trace time, so JAX never holds them in its process-wide caches: ``clear_cache()`` or
+dropping the function releases them.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar, overload
+
+import jax
+from typing_extensions import ParamSpec
+
+from . import _freeze, _stats
+from ._aot import Lowered
+from ._errors import NonArrayArgumentError
+from ._plan import Layout, Plan, generate_dispatch
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+_MEMO_MIN_LEN = 16  # tuples at least this long have their key remembered by identity (when deeply immutable)
+_MEMO_MAX = 256
+
+
+@functools.cache
+def _jax_jit_options() -> frozenset[str]:
+    params = inspect.signature(jax.jit).parameters
+    return frozenset(n for n, p in params.items() if p.kind is p.KEYWORD_ONLY)
+
+
+def _check_options(function: str, options: dict[str, Any]) -> None:
+    unknown = set(options) - _jax_jit_options()
+    if unknown:
+        raise TypeError(f"jaxstatic.jit({function}): unknown option(s) {sorted(unknown)}; jax.jit accepts "
+                        f"{sorted(_jax_jit_options())}.")
+
+
+def _as_tuple(value: Any) -> tuple[Any, ...]:
+    if value is None:
+        return ()
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+class JitFunction(Generic[_P, _R]):
+    """A function compiled by ``jaxstatic.jit``. Call it like the function it wraps."""
+
+    def __init__(self, fn: Callable[_P, _R], *, max_traces: int | None = None, **jax_options: Any) -> None:
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._function = getattr(fn, "__qualname__", None) or repr(fn)
+        _check_options(self._function, jax_options)
+        self._static_names = frozenset(_as_tuple(jax_options.pop("static_argnames", None)))
+        self._static_nums = tuple(int(i) for i in _as_tuple(jax_options.pop("static_argnums", None)))
+        self._donate = (frozenset(_as_tuple(jax_options.pop("donate_argnames", None))),
+                        tuple(int(i) for i in _as_tuple(jax_options.pop("donate_argnums", None))))
+        self._in_shardings = jax_options.pop("in_shardings", None)
+        self._jax_options = jax_options
+        self._stats = _stats.TraceStats(self._function, max_traces)
+        self._layout: Layout | None = None
+        self._plans: dict[Any, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}
+        self._plan_objects: dict[Any, Plan] = {}
+        self._cache: dict[Any, Any] = {}
+        self._memo: dict[int, tuple[Any, Any]] = {}
+        self._pending: tuple[Any, dict[str, Any]] | None = None
+
+    # -- the call path ---------------------------------------------------------------------------------------
+
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        dispatch = self._plans.get((len(args), *kwargs) if kwargs else len(args))
+        if dispatch is None:
+            dispatch = self._new_dispatch(args, kwargs)
+        result: _R = dispatch(args, kwargs)
+        return result
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        return self if instance is None else types.MethodType(self, instance)
+
+    def _plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Plan:
+        shape = (len(args), *kwargs) if kwargs else len(args)
+        plan = self._plan_objects.get(shape)
+        if plan is None:
+            if self._layout is None:  # annotations are read at the first call: forward references resolve by then
+                self._layout = Layout.of(self._fn, self._function, self._static_names, self._static_nums)
+            plan = Plan.bind(self._layout, len(args), tuple(kwargs))
+            self._plan_objects[shape] = plan
+        return plan
+
+    def _new_dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[..., Any]:
+        plan = self._plan(args, kwargs)
+        ns = {
+            "cache": self._cache,
+            "next_call": self._stats.calls.__next__,
+            "miss": functools.partial(self._miss, plan),
+            "freeze_checked": functools.partial(self._freeze_checked, plan),
+            "dynamic_error": functools.partial(self._dynamic_error, plan),
+        }
+        dispatch = generate_dispatch(plan, ns)
+        self._plans[(len(args), *kwargs) if kwargs else len(args)] = dispatch
+        return dispatch
+
+    def _freeze_checked(self, plan: Plan, value: Any, j: int) -> Any:
+        if type(value) is tuple and len(value) >= _MEMO_MIN_LEN:
+            hit = self._memo.get(id(value))
+            if hit is not None and hit[0] is value:
+                return hit[1]
+        try:
+            key = _freeze.freeze(value)
+        except _freeze.Unfreezable:
+            raise _freeze.non_static_error(self._function, plan.statics[j][0], value) from None
+        if type(value) is tuple and len(value) >= _MEMO_MIN_LEN and key.immutable:
+            if len(self._memo) >= _MEMO_MAX:
+                self._memo.clear()
+            self._memo[id(value)] = (value, key)
+        return key
+
+    def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        pos, kw = plan.dynamic_values(args, kwargs)
+        with self._stats.lock:  # one trace per key, however many threads miss at once
+            program = self._cache.get(key)
+            if program is None:
+                program = self._compile(plan, key)
+                outer, self._pending = self._pending, (key, plan.static_values(args, kwargs))
+                try:
+                    result = self._run(plan, program, pos, kw, args, kwargs)
+                finally:
+                    self._pending = outer
+                self._cache[key] = program
+                return result
+        return self._run(plan, program, pos, kw, args, kwargs)
+
+    def _run(self, plan: Plan, program: Any, pos: list[Any], kw: dict[str, Any], args: tuple[Any, ...],
+             kwargs: dict[str, Any]) -> Any:
+        try:
+            return program(*pos, **kw)
+        except TypeError as err:
+            raise self._dynamic_error(plan, args, kwargs, err) from None
+
+    # -- building programs -----------------------------------------------------------------------------------
+
+    def _compile(self, plan: Plan, key: Any) -> Any:
+        """A ``jax.jit`` closure for one static key; its statics come from the caller or from the key."""
+        layout = plan.layout
+        labels = layout.static_labels
+        params = layout.signature.parameters
+        named = [n for n in plan.variant if params[n].kind not in (params[n].VAR_POSITIONAL, params[n].VAR_KEYWORD)]
+        varpos = next((n for n in plan.variant if params[n].kind is params[n].VAR_POSITIONAL), None)
+        varkw = next((n for n in plan.variant if params[n].kind is params[n].VAR_KEYWORD), None)
+        stats, fn = self._stats, self._fn
+
+        def body(*dyn: Any, **dynkw: Any) -> Any:
+            pending = self._pending
+            if pending is not None and pending[0] is key:
+                statics = pending[1]  # the caller's own objects
+            else:  # a retrace for new shapes: equal values rebuilt from the key
+                statics = {label: _freeze.thaw(k) for label, k in zip(labels, key[1:])}
+            dynamic: dict[str, Any] = dict(zip(named, dyn))
+            if varpos is not None:
+                dynamic[varpos] = dyn[len(named):]
+            if varkw is not None:
+                dynamic[varkw] = dynkw
+            signature: dict[str, _stats.DynamicSig | _stats.StaticSig] = {
+                **{n: _stats.StaticSig(k) for n, k in zip(labels, key[1:])},
+                **{n: _stats.dynamic_sig(v) for n, v in dynamic.items()},
+            }
+            stats.record_trace(signature)
+            call_args, call_kwargs = layout.assemble(dynamic, statics)
+            return fn(*call_args, **call_kwargs)
+
+        body.__name__ = getattr(fn, "__name__", "jaxstatic_function")
+        body.__qualname__ = self._function
+        return jax.jit(body, **self._options_for(named, layout))
+
+    def _options_for(self, named: list[str], layout: Layout) -> dict[str, Any]:
+        """jax.jit's per-argument options, re-indexed from the user's parameters to the program's arguments."""
+        options = dict(self._jax_options)
+        positional = [n for n, p in layout.signature.parameters.items()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        donate = set(self._donate[0]) | {positional[i] for i in self._donate[1]}
+        if donate:
+            options["donate_argnums"] = tuple(i for i, n in enumerate(named) if n in donate)
+        if isinstance(self._in_shardings, (tuple, list)):
+            by_name = dict(zip(positional, self._in_shardings))
+            options["in_shardings"] = tuple(by_name.get(n) for n in named)
+        elif self._in_shardings is not None:
+            options["in_shardings"] = self._in_shardings
+        return options
+
+    def _dynamic_error(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any],
+                       err: TypeError) -> TypeError:
+        """Say which non-Static parameter got a value JAX cannot trace; otherwise the original error."""
+        for name, src in plan.dynamics:
+            leaves = jax.tree_util.tree_flatten_with_path(src.get(args, kwargs))[0]
+            for path, leaf in leaves:
+                if not _is_traceable(leaf):
+                    where = name + jax.tree_util.keystr(path)
+                    return NonArrayArgumentError(
+                        f"{self._function}(): parameter {name!r} is not Static, so its value is traced as an array, "
+                        f"but {where} is a {_freeze.type_name(leaf)}. Mark it static where it is declared "
+                        f"({name}: Static[...]), or pass an array."
+                    )
+        return err
+
+    # -- the public surface ----------------------------------------------------------------------------------
+
+    @property
+    def trace_count(self) -> int:
+        """How many times the Python body has been traced."""
+        return self._stats.traces
+
+    @property
+    def retraces(self) -> tuple[_stats.Retrace, ...]:
+        """Each retrace, with the reason; ``str(record)`` explains it per parameter."""
+        return tuple(self._stats.retraces)
+
+    def cache_info(self) -> _stats.CacheInfo:
+        return self._stats.cache_info()
+
+    def clear_cache(self) -> None:
+        """Drop every compiled program and every static value held for them."""
+        with self._stats.lock:
+            for program in self._cache.values():
+                program.clear_cache()
+            self._cache.clear()
+            self._memo.clear()
+            self._stats.cleared()
+
+    def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered:
+        """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature."""
+        plan = self._plan(args, kwargs)
+        key = plan.key(args, kwargs)
+        pos, kw = plan.dynamic_values(args, kwargs)
+        with self._stats.lock:
+            program = self._cache.get(key) or self._compile(plan, key)
+            outer, self._pending = self._pending, (key, plan.static_values(args, kwargs))
+            try:
+                lowered = program.lower(*pos, **kw)
+            finally:
+                self._pending = outer
+            self._cache.setdefault(key, program)
+        return Lowered(self._function, self._plan, key, lowered)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self._fn)
+
+    def __repr__(self) -> str:
+        return f"<jaxstatic.jit of {self._function}>"
+
+
+def _is_traceable(leaf: object) -> bool:
+    return _freeze.is_array(leaf) or isinstance(leaf, (int, float, complex, bool)) or hasattr(leaf, "dtype")
+
+
+@overload
+def jit(fn: Callable[_P, _R], /, *, max_traces: int | None = None, **jax_options: Any) -> JitFunction[_P, _R]: ...
+@overload
+def jit(
+    fn: None = None, /, *, max_traces: int | None = None, **jax_options: Any
+) -> Callable[[Callable[_P, _R]], JitFunction[_P, _R]]: ...
+def jit(fn: Callable[_P, _R] | None = None, /, *, max_traces: int | None = None, **jax_options: Any) -> Any:
+    """Compile ``fn`` with JAX; parameters annotated ``Static[...]`` are static.
+
+    Static values may be anything static-hashable (hashable, or builtin containers of such), so a ``dict`` config
+    works; equal values share one compiled program. ``max_traces`` raises ``RetraceError`` past that many traces.
+    Every ``jax.jit`` option is accepted; ``static_argnums``/``static_argnames`` add to the annotations.
+    """
+    if fn is None:
+        return functools.partial(jit, max_traces=max_traces, **jax_options)
+    return JitFunction(fn, max_traces=max_traces, **jax_options)

@@ -1,0 +1,235 @@
+"""How calls bind to parameters: a ``Layout`` per function, a ``Plan`` per call shape.
+
+A call shape is the number of positional arguments and the keyword names. Everything about binding that shape --
+which values are static, which dynamic, which defaults fill the gaps -- is worked out once, by ``inspect``, when the
+shape is first seen. What is left for every later call is generated as a plain function (``Plan.dispatch``) that
+indexes ``args``/``kwargs`` directly: the cache-hit path then costs about as much as building a tuple key and one
+dict lookup (see ``benchmarks/dispatch.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from . import _freeze
+from ._annotations import find_static_params
+
+_Kind = inspect.Parameter
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """Where a parameter's value comes from in one call shape."""
+
+    kind: str  # "arg" | "kw" | "default" | "varpos" | "varkw"
+    index: int = 0  # "arg": position; "varpos": first extra position
+    names: tuple[str, ...] = ()  # "kw": (name,); "varkw": extra keyword names
+    default: Any = None  # "default": the value
+
+    def get(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
+        if self.kind == "arg":
+            return args[self.index]
+        if self.kind == "kw":
+            return kwargs[self.names[0]]
+        if self.kind == "varpos":
+            return args[self.index :]
+        if self.kind == "varkw":
+            return {n: kwargs[n] for n in self.names}
+        return self.default
+
+    def expr(self, slot: str) -> str:
+        """Python source for the value, in generated code; ``slot`` names a constant for defaults."""
+        if self.kind == "arg":
+            return f"args[{self.index}]"
+        if self.kind == "kw":
+            return f"kwargs[{self.names[0]!r}]"
+        if self.kind == "varpos":
+            return f"args[{self.index}:]"
+        if self.kind == "varkw":
+            return "{" + ", ".join(f"{n!r}: kwargs[{n!r}]" for n in self.names) + "}"
+        return slot
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """The static/dynamic split of one function's parameters."""
+
+    function: str
+    signature: inspect.Signature
+    static: frozenset[str]  # parameter names, variadic ones included when their extras are static
+
+    @classmethod
+    def of(cls, fn: Callable[..., Any], function: str, extra_names: frozenset[str],
+           extra_nums: tuple[int, ...]) -> Layout:
+        signature = inspect.signature(fn)
+        params = find_static_params(fn, function)
+        static = set(params.names) | set(extra_names) | _names_of(signature, extra_nums, function)
+        for p in signature.parameters.values():
+            if (p.kind is _Kind.VAR_POSITIONAL and params.var_positional) or (
+                p.kind is _Kind.VAR_KEYWORD and params.var_keyword
+            ):
+                static.add(p.name)
+        unknown = static - set(signature.parameters)
+        if unknown:
+            raise TypeError(f"{function}(): static_argnames names {sorted(unknown)}, which are not parameters of "
+                            f"{function}{signature}.")
+        return cls(function, signature, frozenset(static))
+
+    @property
+    def static_labels(self) -> tuple[str, ...]:
+        return tuple(n for n in self.signature.parameters if n in self.static)
+
+    def assemble(self, dynamic: Mapping[str, Any], statics: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """Rebuild the call of the user's function from its parts, by parameter name."""
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for name, p in self.signature.parameters.items():
+            given = statics if name in statics else dynamic
+            if p.kind is _Kind.VAR_POSITIONAL:
+                args.extend(given.get(name, ()))
+            elif p.kind is _Kind.VAR_KEYWORD:
+                kwargs.update(given.get(name, {}))
+            else:  # an absent parameter gets its default here, just as if the call had left it out
+                value = given.get(name, p.default)
+                if p.kind is _Kind.KEYWORD_ONLY:
+                    kwargs[name] = value
+                else:
+                    args.append(value)
+        return args, kwargs
+
+
+def _names_of(signature: inspect.Signature, nums: tuple[int, ...], function: str) -> set[str]:
+    positional = [p.name for p in signature.parameters.values()
+                  if p.kind in (_Kind.POSITIONAL_ONLY, _Kind.POSITIONAL_OR_KEYWORD)]
+    out = set()
+    for i in nums:
+        if not -len(positional) <= i < len(positional):
+            raise TypeError(f"{function}(): static_argnums contains {i}, but {function} has "
+                            f"{len(positional)} positional parameters {positional}.")
+        out.add(positional[i])
+    return out
+
+
+class _Pos(int):
+    """Placeholder for a positional argument while binding a call shape."""
+
+
+class _Kw(str):
+    """Placeholder for a keyword argument while binding a call shape."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """One call shape of one function: where each static and dynamic value comes from."""
+
+    layout: Layout
+    statics: tuple[tuple[str, Source], ...]  # in signature order: the key's order
+    dynamics: tuple[tuple[str, Source], ...]  # present dynamic values, in signature order
+    variant: tuple[str, ...]  # names of the dynamic parameters given: part of every cache key
+
+    @classmethod
+    def bind(cls, layout: Layout, nargs: int, kwnames: tuple[str, ...]) -> Plan:
+        try:
+            bound = layout.signature.bind(*map(_Pos, range(nargs)), **{k: _Kw(k) for k in kwnames})
+        except TypeError as err:
+            raise TypeError(f"{layout.function}(): {err}") from None
+        statics: list[tuple[str, Source]] = []
+        dynamics: list[tuple[str, Source]] = []
+        for name, p in layout.signature.parameters.items():
+            src = _source(p, bound.arguments.get(name, _MISSING))
+            if name in layout.static:
+                statics.append((name, src if src is not None else _default_source(p)))
+            elif src is not None:
+                dynamics.append((name, src))
+        # variadic extras go last, so that the program's positional arguments are the named ones, then *args
+        dynamics.sort(key=lambda item: item[1].kind in ("varpos", "varkw"))
+        return cls(layout, tuple(statics), tuple(dynamics), tuple(n for n, _ in dynamics))
+
+    def key(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The cache key of a call (the generic form of what ``dispatch`` computes inline)."""
+        return (self.variant, *(_freeze.check_static(self.layout.function, name, src.get(args, kwargs))
+                                for name, src in self.statics))
+
+    def static_values(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        return {name: src.get(args, kwargs) for name, src in self.statics}
+
+    def dynamic_values(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """Positional values for the jitted program, and the extra keywords of a dynamic ``**kwargs``."""
+        pos: list[Any] = []
+        kw: dict[str, Any] = {}
+        for _, src in self.dynamics:
+            if src.kind == "varpos":
+                pos.extend(src.get(args, kwargs))
+            elif src.kind == "varkw":
+                kw.update(src.get(args, kwargs))
+            else:
+                pos.append(src.get(args, kwargs))
+        return pos, kw
+
+
+_MISSING = object()
+
+
+def _source(p: inspect.Parameter, bound: Any) -> Source | None:
+    if bound is _MISSING:
+        return None
+    if p.kind is _Kind.VAR_POSITIONAL:
+        return Source("varpos", index=int(bound[0])) if bound else None
+    if p.kind is _Kind.VAR_KEYWORD:
+        return Source("varkw", names=tuple(bound)) if bound else None
+    if isinstance(bound, _Kw):
+        return Source("kw", names=(str(bound),))
+    return Source("arg", index=int(bound))
+
+
+def _default_source(p: inspect.Parameter) -> Source:
+    if p.kind is _Kind.VAR_POSITIONAL:
+        return Source("default", default=())
+    if p.kind is _Kind.VAR_KEYWORD:
+        return Source("default", default={})
+    return Source("default", default=p.default)
+
+
+def generate_dispatch(plan: Plan, namespace: dict[str, Any]) -> Callable[..., Any]:
+    """Write the cache-hit path of one call shape as a plain function.
+
+    ``namespace`` supplies ``cache``, ``miss``, ``freeze_checked``, ``dynamic_error`` and ``next_call``. The result
+    takes ``(args, kwargs)``: it counts the call, builds the key (atomic statics inline, containers through
+    ``freeze_checked``), looks the program up and calls it with the dynamic values.
+    """
+    ns = dict(namespace, ATOMIC=_freeze.ATOMIC, VARIANT=plan.variant)
+    lines = ["def dispatch(args, kwargs):", "    next_call()"]
+    keys = ["VARIANT"]
+    for j, (_, src) in enumerate(plan.statics):
+        if src.kind == "default" and _constant_key(src.default) is not None:
+            ns[f"K{j}"] = _constant_key(src.default)
+        elif src.kind in ("varpos", "varkw", "default"):
+            ns[f"D{j}"] = src.default
+            lines.append(f"    k{j} = freeze_checked({src.expr(f'D{j}')}, {j})")
+        else:
+            lines += [f"    v{j} = {src.expr('')}", f"    t{j} = type(v{j})",
+                      f"    k{j} = (t{j}, v{j}) if t{j} in ATOMIC else freeze_checked(v{j}, {j})"]
+        keys.append(f"K{j}" if f"K{j}" in ns else f"k{j}")
+    call = []
+    for _, src in plan.dynamics:
+        call.append("*" + src.expr("") if src.kind == "varpos" else "**" + src.expr("") if src.kind == "varkw"
+                    else src.expr(""))
+    lines += [f"    key = ({', '.join(keys)},)", "    fn = cache.get(key)",
+              "    if fn is None:", "        return miss(key, args, kwargs)",
+              "    try:", f"        return fn({', '.join(call)})",
+              "    except TypeError as err:", "        raise dynamic_error(args, kwargs, err)"]
+    exec("\n".join(lines), ns)
+    dispatch: Callable[..., Any] = ns["dispatch"]
+    return dispatch
+
+
+def _constant_key(value: Any) -> Any:
+    """The key of a default value that can never change (atomic, or an immutable tuple), else None."""
+    try:
+        key = _freeze.freeze(value)
+    except _freeze.Unfreezable:
+        return None
+    return key if type(key) is not _freeze.Frozen or key.immutable else None
