@@ -53,7 +53,7 @@ class JitFunction(Generic[_P, _R]):
     def __init__(self, fn: Callable[_P, _R], *, max_traces: int | None = None, **jax_options: Any) -> None:
         functools.update_wrapper(self, fn)
         self._fn = fn
-        self._function = getattr(fn, "__qualname__", None) or repr(fn)
+        self._function = _display_name(fn)
         _check_options(self._function, jax_options)
         self._static_names = frozenset(_as_tuple(jax_options.pop("static_argnames", None)))
         self._static_nums = tuple(int(i) for i in _as_tuple(jax_options.pop("static_argnums", None)))
@@ -251,6 +251,12 @@ class JitFunction(Generic[_P, _R]):
 
     def __repr__(self) -> str:
         return f"<jaxstatic.jit of {self._function}>"
+
+
+def _display_name(fn: Callable[..., Any]) -> str:
+    """``Model.apply``: the qualified name without ``<locals>`` scopes, as errors and reports print it."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    return str(name).rpartition("<locals>.")[2]
 
 
 def _is_traceable(leaf: object) -> bool:

@@ -86,6 +86,11 @@ def explain(old: Signature, new: Signature) -> list[str]:
     return out
 
 
+def _distance(changes: list[str]) -> int:
+    """How far apart two traces are: a changed pytree structure counts more than a changed leaf."""
+    return sum(2 if " pytree structure " in c else 1 for c in changes)
+
+
 @dataclasses.dataclass(frozen=True)
 class Retrace:
     """One retrace of a function: which trace it was, and what changed, per parameter."""
@@ -119,7 +124,7 @@ class TraceStats:
     def record_trace(self, signature: Signature) -> None:
         """Called from inside the traced body. Raises ``RetraceError`` past ``max_traces``."""
         with self.lock:
-            record = self._explain(signature) if self._history else None
+            record = self._explain(signature) if self.traces else None
             if self.max_traces is not None and self.traces >= self.max_traces:
                 raise RetraceError(
                     f"{self.function} exceeded max_traces={self.max_traces}. {record}. Mark the changing parameter "
@@ -133,8 +138,10 @@ class TraceStats:
                 logger.info("%s", record)
 
     def _explain(self, signature: Signature) -> Retrace:
-        diffs = [explain(old, signature) for old in self._history]
-        best = min(diffs, key=len)  # the most similar earlier trace
+        if not self._history:  # cleared: nothing left to compare with
+            return Retrace(self.function, self.traces + 1, ())
+        diffs = [explain(old, signature) for old in reversed(self._history)]
+        best = min(diffs, key=_distance)  # the most similar earlier trace; the latest among equals
         return Retrace(self.function, self.traces + 1, tuple(best))
 
     def calls_made(self) -> int:
@@ -147,8 +154,10 @@ class TraceStats:
             return CacheInfo(max(calls - self.traces, 0), self.traces, None, self.programs)
 
     def cleared(self) -> None:
+        """After ``clear_cache()``: the signatures held static values too, so they go with the programs."""
         with self.lock:
             self.programs = 0
+            self._history = []
 
 
 _REGISTRY: weakref.WeakSet[TraceStats] = weakref.WeakSet()

@@ -45,7 +45,7 @@ class MutableCfg:
 
 
 class NoHash:
-    __hash__: ClassVar[None]  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]
 
 
 class Point(NamedTuple):

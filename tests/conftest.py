@@ -1,0 +1,15 @@
+"""Test configuration: JAX on the CPU with several host devices, and the venv's tools on PATH."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Before jax is imported anywhere: four CPU devices for pmap/sharding tests.
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
+
+# pytest-mypy-plugins, mypy, ruff and pyright are found on PATH: make it the running interpreter's.
+_bin = os.path.dirname(sys.executable)
+if _bin not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")

@@ -1,0 +1,353 @@
+from __future__ import annotations
+
+import functools
+import gc
+import inspect
+import logging
+import threading
+import weakref
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.flatten_util import ravel_pytree
+
+import jaxstatic as js
+from jaxstatic import Static
+
+
+def test_config_dict_with_functions_is_static() -> None:
+    """The seed case: plain jax.jit rejects this dict; jaxstatic freezes it."""
+    elements = {"A": jnp.arange(3.0), "B": jnp.arange(4.0)}
+    vals, unravel = ravel_pytree(elements)
+    seen: list[Any] = []
+
+    @js.jit
+    def f(vals: jax.Array, config: Static[dict[str, Any]]) -> jax.Array:
+        seen.append(config)
+        return config["fn"](vals)["B"].sum() * config["scale"]
+
+    config = {"fn": unravel, "scale": 2.0}
+    assert float(f(vals, config)) == 12.0
+    assert seen[0] is config  # the function receives the caller's own object
+    assert float(f(vals, {"scale": 2.0, "fn": unravel})) == 12.0  # equal, other insertion order
+    assert f.trace_count == 1
+    assert float(f(vals, {"fn": unravel, "scale": 3.0})) == 18.0
+    assert f.trace_count == 2
+    assert str(f.retraces[-1]) == "f was traced again (trace #2) because config['scale']: 2.0 -> 3.0"
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):
+        jax.jit(f.__wrapped__, static_argnames=("config",))(vals, config)
+
+
+def test_defaults_positional_and_keyword_share_one_trace() -> None:
+    @js.jit
+    def f(x: jax.Array, n: Static[int] = 2) -> jax.Array:
+        return x * n
+
+    x = jnp.ones(2)
+    assert [f(x).tolist(), f(x, 2).tolist(), f(x, n=2).tolist()] == [[2.0, 2.0]] * 3
+    assert f.trace_count == 1
+    assert f.cache_info()[:2] == (2, 1)
+
+
+@pytest.mark.parametrize("wrap", [lambda v: v, lambda v: {"k": [v]}, lambda v: (v, 2)])
+def test_equal_values_of_other_types_never_share_a_trace(wrap: Callable[[Any], Any]) -> None:
+    @js.jit
+    def f(x: jax.Array, n: Static[Any]) -> jax.Array:
+        return x + 1
+
+    for v in (1, 1.0, True, 1):
+        f(jnp.ones(1), wrap(v))
+    assert f.trace_count == 3
+
+
+def test_container_changed_in_place_is_refrozen() -> None:
+    @js.jit
+    def f(x: jax.Array, cfg: Static[dict[str, float]]) -> jax.Array:
+        return x * cfg["lr"]
+
+    cfg = {"lr": 1.0}
+    assert f(jnp.ones(1), cfg).tolist() == [1.0]
+    cfg["lr"] = 5.0
+    assert f(jnp.ones(1), cfg).tolist() == [5.0]
+    layers = [1, 2]
+    g = js.jit(lambda x, sizes: x * sum(sizes), static_argnames=("sizes",))
+    assert g(jnp.ones(1), layers).tolist() == [3.0]
+    layers.append(3)
+    assert g(jnp.ones(1), layers).tolist() == [6.0]
+
+
+def test_long_tuple_static_and_its_identity_memo() -> None:
+    @js.jit
+    def f(x: jax.Array, sizes: Static[tuple[Any, ...]]) -> jax.Array:
+        return x * len(sizes) + (sum(sizes[-1]) if isinstance(sizes[-1], list) else sizes[-1])
+
+    sizes = tuple(range(1000))
+    assert f(jnp.ones(1), sizes).tolist() == [1999.0]
+    assert f(jnp.ones(1), sizes).tolist() == [1999.0]
+    assert f(jnp.ones(1), tuple(range(1000))).tolist() == [1999.0]
+    assert f.trace_count == 1
+    with_list = (*range(20), [1])
+    assert f(jnp.ones(1), with_list).tolist() == [22.0]
+    with_list[-1].append(7)  # a tuple holding a list is never remembered by identity
+    assert f(jnp.ones(1), with_list).tolist() == [29.0]
+
+
+class Model:
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+    def __hash__(self) -> int:
+        return hash(self.k)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Model) and other.k == self.k
+
+    def __repr__(self) -> str:
+        return f"Model({self.k})"
+
+    @js.jit
+    def apply(self: Static[Model], x: jax.Array, *, power: Static[int] = 1) -> jax.Array:
+        return (x * self.k) ** power
+
+
+def test_methods_bind_like_functions() -> None:
+    assert Model(3).apply(jnp.ones(1)).tolist() == [3.0]
+    assert Model(3).apply(jnp.ones(1), power=2).tolist() == [9.0]
+    assert Model(4).apply(jnp.ones(1)).tolist() == [4.0]
+    assert Model.apply.trace_count == 3
+    assert str(Model.apply.retraces[-1]) == "Model.apply was traced again (trace #3) because self: Model(3) -> Model(4)"
+
+
+def test_variadic_static_parameters() -> None:
+    @js.jit
+    def f(x: jax.Array, *fns: Static[Callable[[Any], Any]], **opts: Static[float]) -> jax.Array:
+        for fn in fns:
+            x = fn(x)
+        return x * opts.get("scale", 1.0)
+
+    x = jnp.ones(2)
+    assert f(x, jnp.sin, jnp.cos, scale=2.0).tolist() == pytest.approx([2 * np.cos(np.sin(1.0))] * 2)
+    f(x, jnp.sin, jnp.cos, scale=2.0)
+    assert f.trace_count == 1
+    f(x, jnp.sin)
+    assert f.trace_count == 2
+
+
+def test_dynamic_variadics_and_keyword_only() -> None:
+    @js.jit
+    def f(x: jax.Array, *rest: jax.Array, scale: Static[float] = 1.0, **named: jax.Array) -> jax.Array:
+        return (x + sum(rest) + sum(named.values())) * scale
+
+    x = jnp.ones(1)
+    assert f(x, x, x, scale=2.0, a=x).tolist() == [8.0]
+    assert f(x).tolist() == [1.0]
+
+
+def test_array_given_to_static_parameter() -> None:
+    @js.jit
+    def step(params: jax.Array, cfg: Static[dict[str, Any]]) -> jax.Array:
+        return params
+
+    with pytest.raises(js.NonStaticValueError, match=r"^step\(\): parameter 'cfg' is Static, but cfg\['weights'\] "
+                                                      r"is a jax\.Array \(float32\[3\]\)"):
+        step(jnp.ones(1), {"weights": jnp.zeros(3), "lr": 0.1})
+
+
+def _relu(x: jax.Array) -> jax.Array:
+    return jnp.maximum(x, 0)
+
+
+def test_non_array_given_to_dynamic_parameter_suggests_static() -> None:
+    @js.jit
+    def step(x: jax.Array, activation: Callable[[Any], Any]) -> jax.Array:
+        return activation(x)
+
+    with pytest.raises(js.NonArrayArgumentError) as info:
+        step(jnp.ones(1), _relu)
+    assert str(info.value) == (
+        "step(): parameter 'activation' is not Static, so its value is traced as an array, but activation is a "
+        "function. Mark it static where it is declared (activation: Static[...]), or pass an array."
+    )
+    with pytest.raises(js.NonArrayArgumentError, match=r"but activation\['mode'\] is a str\. "):
+        step(jnp.ones(1), {"mode": "x"})  # type: ignore[arg-type]
+
+
+def test_wrong_call_gets_pythons_binding_error() -> None:
+    @js.jit
+    def step(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x
+
+    with pytest.raises(TypeError, match=r"step\(\): missing a required argument: 'n'"):
+        step(jnp.ones(1))  # type: ignore[call-arg]
+
+
+def test_retrace_is_blamed_on_the_parameter_that_changed() -> None:
+    @js.jit
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    f(jnp.ones(3), 1)
+    f(jnp.ones(3), 2)
+    f(jnp.ones(5), 2)  # most similar to the previous call: only x changed
+    f(jnp.ones(5, jnp.int32), 2)
+    assert [str(r) for r in f.retraces] == [
+        "f was traced again (trace #2) because n: 1 -> 2",
+        "f was traced again (trace #3) because x: float32[3] -> float32[5]",
+        "f was traced again (trace #4) because x: float32[5] -> int32[5]",
+    ]
+
+
+def test_pytree_and_weak_type_changes_are_explained() -> None:
+    @js.jit
+    def f(params: dict[str, Any]) -> Any:
+        return params["w"] * 2
+
+    f({"w": jnp.ones(2)})
+    f({"w": jnp.ones(3)})
+    f({"w": jnp.ones(3), "b": 1.0})
+    f({"w": 2.0})
+    changes = [r.changes for r in f.retraces]
+    assert changes[0] == ("params['w']: float32[2] -> float32[3]",)
+    assert changes[1][0].startswith("params: pytree structure")
+    assert changes[2] == ("params['w']: float32[3] -> float32[] (weak type)",)
+
+
+def test_max_traces_raises_with_the_explanation() -> None:
+    @functools.partial(js.jit, max_traces=2)
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    f(jnp.ones(1), 1)
+    f(jnp.ones(1), 2)
+    with pytest.raises(js.RetraceError, match=r"f exceeded max_traces=2\. f was traced again \(trace #3\) because "
+                                                r"n: 2 -> 3"):
+        f(jnp.ones(1), 3)
+    assert f.trace_count == 2
+    assert f(jnp.ones(1), 1).tolist() == [1.0]
+
+
+def test_retraces_are_logged(caplog: pytest.LogCaptureFixture) -> None:
+    @js.jit
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    with caplog.at_level(logging.INFO, logger="jaxstatic"):
+        f(jnp.ones(1), 1)
+        f(jnp.ones(1), 2)
+    assert [r.getMessage() for r in caplog.records] == ["f was traced again (trace #2) because n: 1 -> 2"]
+
+
+def test_counts_are_exact_under_threads() -> None:
+    @js.jit
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    x = jnp.ones(4)
+    barrier = threading.Barrier(8)
+
+    def worker(i: int) -> None:
+        barrier.wait()
+        for k in range(50):
+            f(x, (i + k) % 4)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    info = f.cache_info()
+    assert f.trace_count == 4
+    assert (info.hits, info.misses, info.currsize) == (396, 4, 4)
+
+
+class _Token:
+    pass
+
+
+def test_clear_cache_and_dropping_release_static_values() -> None:
+    @js.jit
+    def f(x: jax.Array, token: Static[Any]) -> jax.Array:
+        return x + 1
+
+    token = _Token()
+    ref = weakref.ref(token)
+    f(jnp.ones(1), {"t": token})
+    del token
+    gc.collect()
+    assert ref() is not None  # held while its program is cached
+    f.clear_cache()
+    gc.collect()
+    assert ref() is None
+    assert f.cache_info().currsize == 0
+    token2 = _Token()
+    ref2 = weakref.ref(token2)
+    f(jnp.ones(1), token2)
+    del token2, f
+    gc.collect()
+    assert ref2() is None
+
+
+def test_clear_cache_then_same_call_traces_again_and_says_why() -> None:
+    @js.jit
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    f(jnp.ones(1), 1)
+    f.clear_cache()
+    f(jnp.ones(1), 1)
+    assert f.trace_count == 2
+    assert "had been dropped" in str(f.retraces[-1])
+
+
+def test_wraps_metadata_and_signature() -> None:
+    def step(x: jax.Array, n: Static[int] = 1) -> jax.Array:
+        """Doc."""
+        return x
+
+    jitted = js.jit(step)
+    assert jitted.__wrapped__ is step
+    assert (jitted.__name__, jitted.__doc__) == ("step", "Doc.")
+    assert inspect.signature(jitted) == inspect.signature(step)
+
+
+def test_jax_options_pass_through_and_merge() -> None:
+    def f(x: jax.Array, y: jax.Array, n: int) -> jax.Array:
+        return (x + y) * n
+
+    g = js.jit(f, static_argnums=(2,), donate_argnames=("y",), keep_unused=True)
+    assert g(jnp.ones(1), jnp.ones(1), 3).tolist() == [6.0]
+    assert g(jnp.ones(1), jnp.ones(1), n=3).tolist() == [6.0]
+    assert g.trace_count == 1
+    with pytest.raises(TypeError, match=r"unknown option\(s\) \['static_argnumz'\]"):
+        js.jit(f, static_argnumz=(1,))
+
+
+def test_jit_results_are_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dispatch stays asynchronous: jaxstatic never blocks on a result."""
+    calls: list[Any] = []
+    monkeypatch.setattr(jax, "block_until_ready", lambda x: calls.append(x) or x)
+    monkeypatch.setattr(jax.Array, "block_until_ready", lambda self: calls.append(self) or self, raising=False)
+
+    @js.jit
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x @ x.T * n
+
+    f(jnp.ones((8, 8)), 2)
+    f(jnp.ones((8, 8)), 2)
+    assert calls == []
+
+
+def test_trace_report_lists_functions() -> None:
+    @js.jit
+    def reported_fn(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    reported_fn(jnp.ones(1), 1)
+    reported_fn(jnp.ones(1), 2)
+    reported_fn(jnp.ones(1), 2)
+    line = next(ln for ln in js.trace_report().splitlines() if "reported_fn" in ln)
+    assert line.split()[1:4] == ["2", "1", "2"]
+    assert line.endswith("n: 1 -> 2")
