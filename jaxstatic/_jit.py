@@ -19,13 +19,11 @@ from typing_extensions import ParamSpec
 from . import _freeze, _stats
 from ._aot import Lowered
 from ._errors import NonArrayArgumentError
-from ._plan import Layout, Plan, generate_dispatch
+from ._plan import FROZEN, Layout, Plan, generate_dispatch, static_keys, to_pair
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
-_MEMO_MIN_LEN = 16  # tuples at least this long have their key remembered by identity (when deeply immutable)
-_MEMO_MAX = 256
 
 
 @functools.cache
@@ -63,16 +61,19 @@ class JitFunction(Generic[_P, _R]):
         self._jax_options = jax_options
         self._stats = _stats.TraceStats(self._function, max_traces)
         self._layout: Layout | None = None
-        self._plans: dict[Any, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}
+        self._plans: dict[int, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}  # by len(args)
+        self._kw_plans: dict[tuple[str, ...], Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}  # by names
         self._plan_objects: dict[Any, Plan] = {}
+        self._variants: dict[tuple[str, ...], int] = {}
         self._cache: dict[Any, Any] = {}
-        self._memo: dict[int, tuple[Any, Any]] = {}
+        self._memo = _freeze.IdentityMemo()
         self._pending: tuple[Any, dict[str, Any]] | None = None
 
     # -- the call path ---------------------------------------------------------------------------------------
 
     def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        dispatch = self._plans.get((len(args), *kwargs) if kwargs else len(args))
+        # ``tuple(kwargs)`` costs a third of ``(len(args), *kwargs)``: keyword plans are found by names alone.
+        dispatch = self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))
         if dispatch is None:
             dispatch = self._new_dispatch(args, kwargs)
         result: _R = dispatch(args, kwargs)
@@ -87,9 +88,13 @@ class JitFunction(Generic[_P, _R]):
         if plan is None:
             if self._layout is None:  # annotations are read at the first call: forward references resolve by then
                 self._layout = Layout.of(self._fn, self._function, self._static_names, self._static_nums)
-            plan = Plan.bind(self._layout, len(args), tuple(kwargs))
+            plan = Plan.bind(self._layout, len(args), tuple(kwargs), self._variants)
             self._plan_objects[shape] = plan
         return plan
+
+    def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        plan = self._plan(args, kwargs)
+        return plan.key(args, kwargs, self._pair_freezer(plan))
 
     def _new_dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[..., Any]:
         plan = self._plan(args, kwargs)
@@ -97,27 +102,39 @@ class JitFunction(Generic[_P, _R]):
             "cache": self._cache,
             "next_call": self._stats.calls.__next__,
             "miss": functools.partial(self._miss, plan),
-            "freeze_checked": functools.partial(self._freeze_checked, plan),
+            "freeze_pair": self._pair_freezer(plan),
             "dynamic_error": functools.partial(self._dynamic_error, plan),
+            "reroute": self._reroute,
         }
         dispatch = generate_dispatch(plan, ns)
-        self._plans[(len(args), *kwargs) if kwargs else len(args)] = dispatch
+        if kwargs:
+            self._kw_plans[tuple(kwargs)] = dispatch
+        else:
+            self._plans[len(args)] = dispatch
         return dispatch
 
-    def _freeze_checked(self, plan: Plan, value: Any, j: int) -> Any:
-        if type(value) is tuple and len(value) >= _MEMO_MIN_LEN:
-            hit = self._memo.get(id(value))
-            if hit is not None and hit[0] is value:
-                return hit[1]
-        try:
-            key = _freeze.freeze(value)
-        except _freeze.Unfreezable:
-            raise _freeze.non_static_error(self._function, plan.statics[j][0], value) from None
-        if type(value) is tuple and len(value) >= _MEMO_MIN_LEN and key.immutable:
-            if len(self._memo) >= _MEMO_MAX:
-                self._memo.clear()
-            self._memo[id(value)] = (value, key)
-        return key
+    def _reroute(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Keyword names seen before with another number of positionals: switch that name's plan over."""
+        return self._new_dispatch(args, kwargs)(args, kwargs)
+
+    def _pair_freezer(self, plan: Plan) -> Callable[[Any, int], tuple[Any, Any]]:
+        """The key pair of a static value that is not atomic: a container (remembered by identity when it is
+        safe) or another hashable object. Raises the user-facing error for values that cannot be static."""
+        memo, function, freeze = self._memo, self._function, _freeze.freeze
+
+        def freeze_pair(value: Any, j: int) -> tuple[Any, Any]:
+            pair = memo.get(value)
+            if pair is None:
+                try:
+                    key = freeze(value)
+                except _freeze.Unfreezable:
+                    raise _freeze.non_static_error(function, plan.statics[j][0], value) from None
+                pair = to_pair(key)
+                if pair[0] is FROZEN:
+                    memo.put(value, pair)
+            return pair  # type: ignore[no-any-return]
+
+        return freeze_pair
 
     def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         pos, kw = plan.dynamic_values(args, kwargs)
@@ -158,14 +175,14 @@ class JitFunction(Generic[_P, _R]):
             if pending is not None and pending[0] is key:
                 statics = pending[1]  # the caller's own objects
             else:  # a retrace for new shapes: equal values rebuilt from the key
-                statics = {label: _freeze.thaw(k) for label, k in zip(labels, key[1:])}
+                statics = {label: _freeze.thaw(k) for label, k in zip(labels, static_keys(key))}
             dynamic: dict[str, Any] = dict(zip(named, dyn))
             if varpos is not None:
                 dynamic[varpos] = dyn[len(named):]
             if varkw is not None:
                 dynamic[varkw] = dynkw
             signature: dict[str, _stats.DynamicSig | _stats.StaticSig] = {
-                **{n: _stats.StaticSig(k) for n, k in zip(labels, key[1:])},
+                **{n: _stats.StaticSig(k) for n, k in zip(labels, static_keys(key))},
                 **{n: _stats.dynamic_sig(v) for n, v in dynamic.items()},
             }
             stats.record_trace(signature)
@@ -233,7 +250,7 @@ class JitFunction(Generic[_P, _R]):
     def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered:
         """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature."""
         plan = self._plan(args, kwargs)
-        key = plan.key(args, kwargs)
+        key = self._key(args, kwargs)
         pos, kw = plan.dynamic_values(args, kwargs)
         with self._stats.lock:
             program = self._cache.get(key) or self._compile(plan, key)
@@ -243,7 +260,7 @@ class JitFunction(Generic[_P, _R]):
             finally:
                 self._pending = outer
             self._cache.setdefault(key, program)
-        return Lowered(self._function, self._plan, key, lowered)
+        return Lowered(self._function, plan, self._plan, self._key, key, lowered)
 
     @property
     def __signature__(self) -> inspect.Signature:

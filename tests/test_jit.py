@@ -6,7 +6,8 @@ import inspect
 import logging
 import threading
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -70,8 +71,13 @@ def test_container_changed_in_place_is_refrozen() -> None:
 
     cfg = {"lr": 1.0}
     assert f(jnp.ones(1), cfg).tolist() == [1.0]
+    assert f(jnp.ones(1), cfg).tolist() == [1.0]  # remembered by identity
     cfg["lr"] = 5.0
     assert f(jnp.ones(1), cfg).tolist() == [5.0]
+    cfg["lr"] = 5  # equal, but another type: another program
+    assert f(jnp.ones(1), cfg).dtype == jnp.float32
+    assert f.trace_count == 3
+    assert str(f.retraces[-1]).endswith("cfg['lr']: 5.0 (float) -> 5 (int)")
     layers = [1, 2]
     g = js.jit(lambda x, sizes: x * sum(sizes), static_argnames=("sizes",))
     assert g(jnp.ones(1), layers).tolist() == [3.0]

@@ -1,0 +1,165 @@
+"""Cache-hit dispatch cost of jaxstatic.jit against jax.jit and equinox.filter_jit, measured in one process.
+
+Each case runs every contender in turn (interleaved), ``ROUNDS`` times, each time ``CALLS`` calls; the table shows
+the median microseconds per call and the ratio to jax.jit. Results are never waited for inside the timed loop (all
+three dispatch asynchronously, except where noted), so this is the Python-side cost of a call.
+
+Run: python benchmarks/dispatch.py [--rounds 15] [--calls 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+import jaxstatic as js
+from jaxstatic import Static
+
+
+def per_call_us(fn: Callable[[], Any], calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def measure(contenders: dict[str, Callable[[], Any]], rounds: int, calls: int) -> dict[str, float]:
+    for fn in contenders.values():  # compile, then warm up
+        jax.block_until_ready(fn())
+        per_call_us(fn, calls // 10 or 1)
+    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            samples[name].append(per_call_us(fn, calls))
+    jax.block_until_ready([fn() for fn in contenders.values()])
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+x, y = jnp.ones(8), jnp.ones(8)
+
+
+def case_int() -> dict[str, Callable[[], Any]]:
+    def f(x: jax.Array, y: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n + y
+
+    j, s, e = jax.jit(f, static_argnames=("n",)), js.jit(f), eqx.filter_jit(f)
+    return {"jax.jit": lambda: j(x, y, 3), "jaxstatic.jit": lambda: s(x, y, 3), "eqx.filter_jit": lambda: e(x, y, 3)}
+
+
+def case_tuple_of_functions() -> dict[str, Callable[[], Any]]:
+    fns = (jnp.sin, jnp.cos, jnp.tanh)
+
+    def f(x: jax.Array, y: jax.Array, fns: Static[tuple[Any, ...]]) -> jax.Array:
+        for fn in fns:
+            x = fn(x)
+        return x + y
+
+    j, s, e = jax.jit(f, static_argnames=("fns",)), js.jit(f), eqx.filter_jit(f)
+    return {"jax.jit": lambda: j(x, y, fns), "jaxstatic.jit": lambda: s(x, y, fns), "eqx.filter_jit": lambda: e(x, y, fns)}
+
+
+def case_string_keyword() -> dict[str, Callable[[], Any]]:
+    def f(x: jax.Array, y: jax.Array, *, mode: Static[str] = "train") -> jax.Array:
+        return x + y if mode == "train" else x - y
+
+    j, s, e = jax.jit(f, static_argnames=("mode",)), js.jit(f), eqx.filter_jit(f)
+    return {"jax.jit": lambda: j(x, y, mode="eval"), "jaxstatic.jit": lambda: s(x, y, mode="eval"),
+            "eqx.filter_jit": lambda: e(x, y, mode="eval")}
+
+
+CONFIG = {f"k{i}": (float(i) if i % 3 else jnp.tanh) for i in range(10)}
+CONFIG_TUPLE = tuple(sorted(CONFIG.items()))
+
+
+def case_dict_config() -> dict[str, Callable[[], Any]]:
+    """A 10-entry dict for jaxstatic; jax.jit gets the equivalent pre-built hashable tuple (it rejects dicts)."""
+    def f(x: jax.Array, y: jax.Array, cfg: Static[dict[str, Any]]) -> jax.Array:
+        return x * dict(cfg)["k1"] + y
+
+    j, s, e = jax.jit(f, static_argnames=("cfg",)), js.jit(f), eqx.filter_jit(f)
+    return {"jax.jit": lambda: j(x, y, CONFIG_TUPLE), "jaxstatic.jit": lambda: s(x, y, CONFIG),
+            "eqx.filter_jit": lambda: e(x, y, CONFIG)}
+
+
+SIZES = tuple(range(1000))
+
+
+def case_long_tuple() -> dict[str, Callable[[], Any]]:
+    def f(x: jax.Array, y: jax.Array, sizes: Static[tuple[int, ...]]) -> jax.Array:
+        return x * len(sizes) + y
+
+    j, s, e = jax.jit(f, static_argnames=("sizes",)), js.jit(f), eqx.filter_jit(f)
+    return {"jax.jit": lambda: j(x, y, SIZES), "jaxstatic.jit": lambda: s(x, y, SIZES),
+            "eqx.filter_jit": lambda: e(x, y, SIZES)}
+
+
+def decoration_us(rounds: int) -> dict[str, float]:
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    makers: dict[str, Callable[[], Any]] = {
+        "jax.jit": lambda: jax.jit(f, static_argnames=("n",)),
+        "jaxstatic.jit": lambda: js.jit(f),
+        "eqx.filter_jit": lambda: eqx.filter_jit(f),
+    }
+    return measure(makers, rounds, 200)
+
+
+def return_latency_ms() -> dict[str, float]:
+    """How long a call takes to return for a large matmul: asynchronous dispatch returns before the result."""
+    a = jnp.ones((3000, 3000))
+
+    def f(a: jax.Array, n: Static[int]) -> jax.Array:
+        return (a @ a) * n
+
+    contenders = {"jax.jit": jax.jit(f, static_argnames=("n",)), "jaxstatic.jit": js.jit(f),
+                  "eqx.filter_jit": eqx.filter_jit(f)}
+    out = {}
+    for name, fn in contenders.items():
+        jax.block_until_ready(fn(a, 2))
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            r = fn(a, 2)
+            times.append((time.perf_counter() - start) * 1e3)
+            jax.block_until_ready(r)
+        out[name] = statistics.median(times)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--calls", type=int, default=2000)
+    args = parser.parse_args()
+    cases = {
+        "int static (positional)": case_int,
+        "tuple of 3 functions": case_tuple_of_functions,
+        "str static (keyword)": case_string_keyword,
+        "10-entry dict config": case_dict_config,
+        "1000-element tuple": case_long_tuple,
+    }
+    print(f"jax {jax.__version__}, equinox {eqx.__version__}; median us/call over {args.rounds} interleaved rounds "
+          f"of {args.calls} calls")
+    print(f"{'case':28} {'jax.jit':>9} {'jaxstatic':>10} {'equinox':>9} {'js/jax':>7} {'eqx/jax':>8}")
+    for name, make in cases.items():
+        m = measure(make(), args.rounds, args.calls)
+        print(f"{name:28} {m['jax.jit']:9.2f} {m['jaxstatic.jit']:10.2f} {m['eqx.filter_jit']:9.2f} "
+              f"{m['jaxstatic.jit'] / m['jax.jit']:7.3f} {m['eqx.filter_jit'] / m['jax.jit']:8.2f}")
+    d = decoration_us(args.rounds)
+    print(f"{'decoration (us each)':28} {d['jax.jit']:9.2f} {d['jaxstatic.jit']:10.2f} {d['eqx.filter_jit']:9.2f} "
+          f"{d['jaxstatic.jit'] / d['jax.jit']:7.3f} {d['eqx.filter_jit'] / d['jax.jit']:8.2f}")
+    lat = return_latency_ms()
+    print(f"{'3000x3000 matmul return (ms)':28} {lat['jax.jit']:9.2f} {lat['jaxstatic.jit']:10.2f} "
+          f"{lat['eqx.filter_jit']:9.2f}")
+
+
+if __name__ == "__main__":
+    main()
