@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
@@ -21,13 +21,13 @@ def _names(fn: Any) -> set[str]:
 
 
 def test_static_and_aliases_are_found() -> None:
-    def f(a: Static[int], b: IntS, c: Annotated[Static[int], "doc"], d: int, e: Optional[Static[int]] = None) -> None: ...
+    def f(a: Static[int], b: IntS, c: Annotated[Static[int], "doc"], d: int, e: Static[int] | None = None) -> None: ...
 
     assert _names(f) == {"a", "b", "c"}
 
 
 def test_optional_static_is_not_static() -> None:
-    def f(e: Optional[Static[int]] = None) -> None: ...
+    def f(e: Static[int] | None = None) -> None: ...
 
     assert _names(f) == set()
 

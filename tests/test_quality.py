@@ -1,0 +1,35 @@
+"""The project's own code passes ruff and mypy --strict (the plugin also mypy's proper_plugin)."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _run(*cmd: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *cmd], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_ruff() -> None:
+    result = _run("ruff", "check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_strict() -> None:
+    result = _run("mypy", "--no-incremental")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_public_names_are_exported_and_documented() -> None:
+    import jaxstatic
+
+    readme = (ROOT / "README.md").read_text()
+    for name in jaxstatic.__all__:
+        assert hasattr(jaxstatic, name)
+    for name in ("Static", "jit", "trace_report", "static_argnames", "static_argnums", "RetraceError",
+                 "NonStaticValueError", "NonArrayArgumentError", "AnnotationError", "StaticMismatchError"):
+        assert name in readme, name
+    assert jaxstatic.RetraceError.__module__ == "jaxstatic"
