@@ -11,10 +11,10 @@ import functools
 import inspect
 import types
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Concatenate, Generic, TypeVar, overload
 
 import jax
-from typing_extensions import ParamSpec
+from typing_extensions import ParamSpec, Self
 
 from . import _freeze, _stats
 from ._aot import Lowered
@@ -22,7 +22,10 @@ from ._errors import NonArrayArgumentError
 from ._plan import FROZEN, Layout, Plan, generate_dispatch, static_keys, to_pair
 
 _P = ParamSpec("_P")
+_P2 = ParamSpec("_P2")
 _R = TypeVar("_R")
+_R2 = TypeVar("_R2")
+_T = TypeVar("_T")
 
 
 
@@ -79,7 +82,14 @@ class JitFunction(Generic[_P, _R]):
         result: _R = dispatch(args, kwargs)
         return result
 
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> Self: ...
+    @overload
+    def __get__(
+        self: JitFunction[Concatenate[_T, _P2], _R2], instance: _T, owner: type | None = None
+    ) -> Callable[_P2, _R2]: ...
     def __get__(self, instance: object, owner: type | None = None) -> Any:
+        """A method: bound like a function, so ``obj.apply(x)`` passes ``obj`` as the first argument."""
         return self if instance is None else types.MethodType(self, instance)
 
     def _plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Plan:

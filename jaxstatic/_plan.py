@@ -248,7 +248,6 @@ def generate_dispatch(plan: Plan, namespace: dict[str, Any]) -> Callable[..., An
     lines = ["def dispatch(args, kwargs):"]
     if plan.kwnames:
         lines += [f"    if len(args) != {nargs}:", "        return reroute(args, kwargs)"]
-    lines.append("    next_call()")
     keys = [str(plan.vid)]
     for j, (_, src) in enumerate(plan.statics):
         if src.kind == "default" and _constant_key(src.default) is not None:
@@ -263,7 +262,7 @@ def generate_dispatch(plan: Plan, namespace: dict[str, Any]) -> Callable[..., An
     for _, src in plan.dynamics:
         call.append("*" + src.expr("") if src.kind == "varpos" else "**" + src.expr("") if src.kind == "varkw"
                     else src.expr(""))
-    lines += [f"    key = ({', '.join(keys)},)", "    fn = cache.get(key)",
+    lines += [f"    key = ({', '.join(keys)},)", "    next_call()", "    fn = cache.get(key)",
               "    if fn is None:", "        return miss(key, args, kwargs)",
               "    try:", f"        return fn({', '.join(call)})",
               "    except TypeError as err:", "        raise dynamic_error(args, kwargs, err)"]

@@ -357,3 +357,42 @@ def test_trace_report_lists_functions() -> None:
     line = next(ln for ln in js.trace_report().splitlines() if "reported_fn" in ln)
     assert line.split()[1:4] == ["2", "1", "2"]
     assert line.endswith("n: 1 -> 2")
+
+
+def test_keyword_names_reused_with_other_positionals() -> None:
+    @js.jit
+    def f(x: jax.Array, y: jax.Array | None = None, *, n: Static[int] = 1) -> jax.Array:
+        return x * n if y is None else (x + y) * n
+
+    x = jnp.ones(1)
+    assert f(x, n=2).tolist() == [2.0]
+    assert f(x, x, n=2).tolist() == [4.0]
+    assert f(x, n=2).tolist() == [2.0]
+    assert f.trace_count == 2
+
+
+def test_calls_that_fail_are_not_counted_as_hits() -> None:
+    @js.jit
+    def f(x: jax.Array, cfg: Static[Any]) -> jax.Array:
+        return x
+
+    f(jnp.ones(1), 1)
+    with pytest.raises(js.NonStaticValueError):
+        f(jnp.ones(1), [jnp.ones(1)])
+    assert f.cache_info()[:2] == (0, 1)
+
+
+def test_in_shardings_are_reindexed_past_static_parameters() -> None:
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    mesh = Mesh(np.array(jax.devices()[:4]), ("d",))
+    sharded = NamedSharding(mesh, PartitionSpec("d"))
+
+    def f(x: jax.Array, n: Static[int], y: jax.Array) -> jax.Array:
+        return x * n + y
+
+    g = js.jit(f, in_shardings=(sharded, None, sharded), out_shardings=sharded)
+    out = g(jnp.arange(8.0), 2, jnp.ones(8))
+    assert out.tolist() == [2 * i + 1.0 for i in range(8)]
+    assert out.sharding == sharded
+    assert len(jax.devices()) >= 4
