@@ -74,6 +74,15 @@ def case_string_keyword() -> dict[str, Callable[[], Any]]:
             "eqx.filter_jit": lambda: e(x, y, mode="eval")}
 
 
+def case_string_positional() -> dict[str, Callable[[], Any]]:
+    def f(x: jax.Array, y: jax.Array, mode: Static[str]) -> jax.Array:
+        return x + y if mode == "train" else x - y
+
+    j, s, e = jax.jit(f, static_argnums=(2,)), js.jit(f), eqx.filter_jit(f)
+    return {"jax.jit": lambda: j(x, y, "eval"), "jaxstatic.jit": lambda: s(x, y, "eval"),
+            "eqx.filter_jit": lambda: e(x, y, "eval")}
+
+
 CONFIG = {f"k{i}": (float(i) if i % 3 else jnp.tanh) for i in range(10)}
 CONFIG_TUPLE = tuple(sorted(CONFIG.items()))
 
@@ -86,6 +95,16 @@ def case_dict_config() -> dict[str, Callable[[], Any]]:
     j, s, e = jax.jit(f, static_argnames=("cfg",)), js.jit(f), eqx.filter_jit(f)
     return {"jax.jit": lambda: j(x, y, CONFIG_TUPLE), "jaxstatic.jit": lambda: s(x, y, CONFIG),
             "eqx.filter_jit": lambda: e(x, y, CONFIG)}
+
+
+def case_dict_config_rebuilt() -> dict[str, Callable[[], Any]]:
+    """As above, but a fresh dict every call: jaxstatic freezes it each time (no identity shortcut)."""
+    def f(x: jax.Array, y: jax.Array, cfg: Static[dict[str, Any]]) -> jax.Array:
+        return x * dict(cfg)["k1"] + y
+
+    j, s, e = jax.jit(f, static_argnames=("cfg",)), js.jit(f), eqx.filter_jit(f)
+    return {"jax.jit": lambda: j(x, y, tuple(sorted(CONFIG.items()))), "jaxstatic.jit": lambda: s(x, y, dict(CONFIG)),
+            "eqx.filter_jit": lambda: e(x, y, dict(CONFIG))}
 
 
 SIZES = tuple(range(1000))
@@ -142,8 +161,10 @@ def main() -> None:
     cases = {
         "int static (positional)": case_int,
         "tuple of 3 functions": case_tuple_of_functions,
+        "str static (positional)": case_string_positional,
         "str static (keyword)": case_string_keyword,
         "10-entry dict config": case_dict_config,
+        "10-entry dict, new each call": case_dict_config_rebuilt,
         "1000-element tuple": case_long_tuple,
     }
     print(f"jax {jax.__version__}, equinox {eqx.__version__}; median us/call over {args.rounds} interleaved rounds "

@@ -201,7 +201,7 @@ def to_pair(key: Any) -> tuple[Any, Any]:
     short ones stay plain tuples, which hash in C faster than a Python-level ``__hash__`` is called."""
     if not _freeze.is_container(key):
         return key  # type: ignore[no-any-return]
-    if type(key) is not _freeze.Hashed and len(key[1]) >= _HASH_ONCE_LEN:
+    if type(key) is not _freeze.Hashed and _freeze.size(key) >= _HASH_ONCE_LEN:
         key = _freeze.Hashed(key)
     return (FROZEN, key)
 

@@ -1,0 +1,98 @@
+"""What the mypy plugin costs, and what it says about real code.
+
+Times cold runs (a fresh cache directory each time) of ``mypy -p equinox`` and ``mypy -p jax`` with and without
+``plugins = jaxstatic_mypy``, interleaved so that machine noise hits both alike, and prints the medians and their
+ratio (target: <= 1.03x). The runs with the plugin double as the false-positive sweep: every ``[jaxstatic-...]``
+error in these packages is printed, and a crash fails the script. ``--sweep-only`` adds optax and skips the
+timing repeats.
+
+    python benchmarks/mypy_overhead.py                 # 3 interleaved pairs per package
+    python benchmarks/mypy_overhead.py --repeat 5 --packages equinox
+    python benchmarks/mypy_overhead.py --sweep-only --packages jax equinox optax
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_CONFIG = """\
+[mypy]
+{plugins}
+python_version = {major}.{minor}
+"""
+
+
+def _target(package: str) -> list[str]:
+    """``-p package``; a package without ``py.typed`` (optax) is checked as a directory of sources instead."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return ["-p", package]
+    location = Path(next(iter(spec.submodule_search_locations)))
+    return ["-p", package] if (location / "py.typed").exists() else [str(location)]
+
+
+def _run(package: str, with_plugin: bool, workdir: Path) -> tuple[float, list[str]]:
+    config = workdir / ("with.ini" if with_plugin else "without.ini")
+    config.write_text(
+        _CONFIG.format(
+            plugins="plugins = jaxstatic_mypy" if with_plugin else "",
+            major=sys.version_info.major,
+            minor=sys.version_info.minor,
+        )
+    )
+    with tempfile.TemporaryDirectory(dir=workdir) as cache:
+        cmd = [sys.executable, "-m", "mypy", "--config-file", str(config), "--cache-dir", cache, *_target(package)]
+        start = time.perf_counter()
+        done = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=dict(os.environ))
+        elapsed = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        sys.exit(f"mypy crashed on {package} (plugin={with_plugin}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+    return elapsed, [line for line in done.stdout.splitlines() if "[jaxstatic-" in line]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--packages", nargs="+", default=["equinox", "jax"])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sweep-only", action="store_true", help="one run with the plugin per package, no timing")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="jaxstatic-mypy-bench-") as tmp:
+        workdir = Path(tmp)
+        for package in args.packages:
+            if args.sweep_only:
+                elapsed, found = _run(package, True, workdir)
+                print(f"{package}: {len(found)} jaxstatic errors ({elapsed:.1f} s)")
+                for line in found:
+                    print(f"    {line}")
+                continue
+            times: dict[bool, list[float]] = {False: [], True: []}
+            found = []
+            for i in range(args.repeat):
+                # Alternate which goes first, so drift (thermal, page cache) does not favour one side.
+                for with_plugin in (i % 2 == 1, i % 2 == 0):
+                    elapsed, lines = _run(package, with_plugin, workdir)
+                    times[with_plugin].append(elapsed)
+                    if with_plugin:
+                        found = lines
+            without, with_ = statistics.median(times[False]), statistics.median(times[True])
+            print(
+                f"{package}: without {without:.2f} s, with {with_:.2f} s, ratio {with_ / without:.3f}x "
+                f"(medians of {args.repeat}; runs without {[round(t, 1) for t in times[False]]}, "
+                f"with {[round(t, 1) for t in times[True]]}); {len(found)} jaxstatic errors"
+            )
+            for line in found:
+                print(f"    {line}")
+
+
+if __name__ == "__main__":
+    main()
