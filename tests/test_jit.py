@@ -396,3 +396,17 @@ def test_in_shardings_are_reindexed_past_static_parameters() -> None:
     assert out.tolist() == [2 * i + 1.0 for i in range(8)]
     assert out.sharding == sharded
     assert len(jax.devices()) >= 4
+
+
+def test_new_leaf_types_inside_containers_never_cause_a_second_trace() -> None:
+    class Token:  # a class never seen before: its instances are learnt as identity-hashed leaves on first sight
+        pass
+
+    @js.jit
+    def f(x: jax.Array, cfg: Static[Any]) -> jax.Array:
+        return x + 1
+
+    tok = Token()
+    for cfg in ((tok, 1), (tok, 1), [tok], [tok], {"t": tok}, {"t": tok}):
+        f(jnp.ones(1), cfg)
+    assert f.trace_count == 3
