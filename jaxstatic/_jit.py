@@ -27,6 +27,7 @@ _R = TypeVar("_R")
 _R2 = TypeVar("_R2")
 _T = TypeVar("_T")
 
+Dispatch = Callable[[tuple[Any, ...], dict[str, Any]], Any]
 
 
 @functools.cache
@@ -64,8 +65,9 @@ class JitFunction(Generic[_P, _R]):
         self._jax_options = jax_options
         self._stats = _stats.TraceStats(self._function, max_traces)
         self._layout: Layout | None = None
-        self._plans: dict[int, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}  # by len(args)
-        self._kw_plans: dict[tuple[str, ...], Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}  # by names
+        self._plans: dict[int, Dispatch] = {}  # positional calls, by len(args)
+        self._kw_plans: dict[tuple[str, ...], Dispatch] = {}  # keyword calls, by names: the latest nargs seen
+        self._dispatches: dict[Any, Dispatch] = {}  # every call shape, by (len(args), *names)
         self._plan_objects: dict[Any, Plan] = {}
         self._variants: dict[tuple[str, ...], int] = {}
         self._cache: dict[Any, Any] = {}
@@ -106,17 +108,20 @@ class JitFunction(Generic[_P, _R]):
         plan = self._plan(args, kwargs)
         return plan.key(args, kwargs, self._pair_freezer(plan))
 
-    def _new_dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[..., Any]:
-        plan = self._plan(args, kwargs)
-        ns = {
-            "cache": self._cache,
-            "next_call": self._stats.calls.__next__,
-            "miss": functools.partial(self._miss, plan),
-            "freeze_pair": self._pair_freezer(plan),
-            "dynamic_error": functools.partial(self._dynamic_error, plan),
-            "reroute": self._reroute,
-        }
-        dispatch = generate_dispatch(plan, ns)
+    def _new_dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dispatch:
+        shape = (len(args), *kwargs) if kwargs else len(args)
+        dispatch = self._dispatches.get(shape)
+        if dispatch is None:
+            plan = self._plan(args, kwargs)
+            ns = {
+                "cache": self._cache,
+                "next_call": self._stats.calls.__next__,
+                "miss": functools.partial(self._miss, plan),
+                "freeze_pair": self._pair_freezer(plan),
+                "dynamic_error": functools.partial(self._dynamic_error, plan),
+                "reroute": self._reroute,
+            }
+            dispatch = self._dispatches[shape] = generate_dispatch(plan, ns)
         if kwargs:
             self._kw_plans[tuple(kwargs)] = dispatch
         else:
@@ -124,7 +129,7 @@ class JitFunction(Generic[_P, _R]):
         return dispatch
 
     def _reroute(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Keyword names seen before with another number of positionals: switch that name's plan over."""
+        """Keyword names seen before with another number of positionals: point those names at this shape."""
         return self._new_dispatch(args, kwargs)(args, kwargs)
 
     def _pair_freezer(self, plan: Plan) -> Callable[[Any, int], tuple[Any, Any]]:
