@@ -64,8 +64,8 @@ def unwrap(fn: Callable[..., Any]) -> Callable[..., Any]:
             fn = fn.func
         elif inspect.ismethod(fn):
             fn = fn.__func__
-        elif hasattr(fn, "__wrapped__"):
-            fn = fn.__wrapped__
+        elif (wrapped := getattr(fn, "__wrapped__", None)) is not None:
+            fn = wrapped
         else:
             return fn
 

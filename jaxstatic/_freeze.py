@@ -17,6 +17,7 @@ from itertools import repeat
 from typing import Any, Final
 
 import jax
+import jax.core
 import numpy as np
 
 from ._errors import NonStaticValueError

@@ -183,7 +183,8 @@ class JitFunction(Generic[_P, _R]):
         named = [n for n in plan.variant if params[n].kind not in (params[n].VAR_POSITIONAL, params[n].VAR_KEYWORD)]
         varpos = next((n for n in plan.variant if params[n].kind is params[n].VAR_POSITIONAL), None)
         varkw = next((n for n in plan.variant if params[n].kind is params[n].VAR_KEYWORD), None)
-        stats, fn = self._stats, self._fn
+        stats = self._stats
+        fn: Callable[..., Any] = self._fn
 
         def body(*dyn: Any, **dynkw: Any) -> Any:
             pending = self._pending

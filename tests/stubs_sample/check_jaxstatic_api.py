@@ -1,0 +1,87 @@
+"""jaxstatic's public API as a user's type checker sees it; checked by mypy and pyright, never run.
+
+Lines marked ``# type: ignore`` must be errors: both checkers are run so that an unneeded ignore
+fails. The ``reveal_type`` lines are read by tests/test_stubs.py, which expects the wrapped
+function's parameter names in what each checker reveals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+import jax
+import jax.numpy as jnp
+from typing_extensions import assert_type, reveal_type
+
+import jaxstatic as js
+
+x = jnp.ones(3)
+
+
+def scale(x: jax.Array, n: js.Static[int]) -> jax.Array:
+    return x * n
+
+
+# `Static[T]` is `Annotated[T, STATIC]`: the marker can be written out too.
+def scale_annotated(x: jax.Array, n: Annotated[int, js.STATIC]) -> jax.Array:
+    return x * n
+
+
+assert_type(js.jit(scale_annotated)(x, 2), jax.Array)
+
+
+jitted = js.jit(scale)
+reveal_type(jitted)
+as_function: js.JitFunction[[jax.Array, int], jax.Array] = jitted
+not_as_function: js.JitFunction[[jax.Array, str], jax.Array] = jitted  # type: ignore
+assert_type(jitted(x, 2), jax.Array)
+jitted(x, "2")  # type: ignore
+jitted(x)  # type: ignore
+as_callable: Callable[[jax.Array, int], jax.Array] = jitted
+
+
+@js.jit(max_traces=4)
+def configured(x: jax.Array, n: js.Static[int] = 1) -> jax.Array:
+    return x * n
+
+
+reveal_type(configured)
+assert_type(configured(x), jax.Array)
+assert_type(configured(x, n=3), jax.Array)
+configured(x, m=3)  # type: ignore
+
+assert_type(jitted.lower(x, 2), js.Lowered)
+assert_type(jitted.lower(x, 2).compile(), js.Compiled)
+assert_type(jitted.trace_count, int)
+assert_type(jitted.cache_info(), js.CacheInfo)
+assert_type(jitted.retraces, tuple[js.Retrace, ...])
+assert_type(jitted.clear_cache(), None)
+assert_type(js.trace_report(), str)
+assert_type(js.static_argnames(scale), tuple[str, ...])
+assert_type(js.static_argnums(scale), tuple[int, ...])
+
+
+class Model:
+    @js.jit
+    def apply(self, x: jax.Array, n: js.Static[int]) -> jax.Array:
+        return x * n
+
+
+assert_type(Model().apply(x, 2), jax.Array)
+Model().apply(x, "2")  # type: ignore
+
+# jaxstatic functions compose with jax's transforms.
+assert_type(jax.vmap(jitted, in_axes=(0, None))(x, 2), jax.Array)
+
+
+def handle(error: js.JaxstaticError) -> tuple[type[TypeError], ...]:
+    return (
+        js.AnnotationError,
+        js.NonArrayArgumentError,
+        js.NonStaticValueError,
+        js.StaticMismatchError,
+    )
+
+
+retrace_error: type[RuntimeError] = js.RetraceError
