@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from jax.flatten_util import ravel_pytree
 
 import jaxstatic as js
@@ -410,3 +411,33 @@ def test_new_leaf_types_inside_containers_never_cause_a_second_trace() -> None:
     for cfg in ((tok, 1), (tok, 1), [tok], [tok], {"t": tok}, {"t": tok}):
         f(jnp.ones(1), cfg)
     assert f.trace_count == 3
+
+
+_atoms = st.one_of(st.integers(-2, 2), st.sampled_from([0.0, 1.0, 2.0]), st.booleans(), st.sampled_from(["a", "b"]))
+_values = st.recursive(
+    _atoms,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.lists(inner, max_size=3).map(tuple),
+                            st.dictionaries(st.sampled_from(["x", "y"]), inner, max_size=2)),
+    max_leaves=6,
+)
+
+
+def _typed(v: Any) -> Any:
+    """A value with every leaf tagged by its type, so ``==`` on it is equality with strict types."""
+    if isinstance(v, dict):
+        return ("dict", frozenset((k, _typed(x)) for k, x in v.items()))
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, tuple(_typed(x) for x in v))
+    return (type(v).__name__, v)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_values, _values)
+def test_one_trace_exactly_when_values_are_equal_with_the_same_types(a: Any, b: Any) -> None:
+    @js.jit
+    def f(x: jax.Array, cfg: Static[Any]) -> jax.Array:
+        return x + 1
+
+    f(jnp.ones(1), a)
+    f(jnp.ones(1), b)
+    assert f.trace_count == (1 if _typed(a) == _typed(b) else 2)
