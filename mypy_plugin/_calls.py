@@ -1,0 +1,208 @@
+"""Check ``[jaxstatic-unhashable]`` at call sites: the value bound to a ``Static[...]`` parameter must be static.
+
+The check runs in signature hooks, which mypy calls once per call before it checks the arguments, with the callee's
+declared signature (for methods, already bound; for ``JitFunction.__call__``, with the ``ParamSpec`` filled in).
+The argument types are inferred here in a throw-away type map, in the context of the parameter's type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mypy.argmap import map_actuals_to_formals
+from mypy.checker import TypeChecker
+from mypy.erasetype import erase_typevars
+from mypy.nodes import (
+    ARG_STAR,
+    ARG_STAR2,
+    ArgKind,
+    CallExpr,
+    Decorator,
+    Expression,
+    FuncDef,
+    MemberExpr,
+    NameExpr,
+    RefExpr,
+)
+from mypy.plugin import CheckerPluginInterface
+from mypy.subtypes import find_member, is_subtype
+from mypy.types import (
+    AnyType,
+    CallableType,
+    Instance,
+    Overloaded,
+    Type,
+    TypeAliasType,
+    TypeOfAny,
+    get_proper_type,
+)
+
+from ._chain import report
+from ._errorcodes import UNHASHABLE
+from ._fullnames import FUNCTOOLS_PARTIAL, PARTIAL_ATTR, STATIC_ALIAS
+from ._hashability import judge
+
+
+def is_static(t: Type) -> bool:
+    """``Static[...]`` at the top level of a parameter's type (``Static[int] | None`` is not static)."""
+    return isinstance(t, TypeAliasType) and t.alias is not None and t.alias.fullname == STATIC_ALIAS
+
+
+def has_static(sig: CallableType) -> bool:
+    """The fast path: most signatures hold no type alias at the top level of any parameter."""
+    for t in sig.arg_types:  # noqa: SIM110 -- runs for every call mypy checks; a loop beats any(<genexpr>)
+        if isinstance(t, TypeAliasType) and is_static(t):
+            return True
+    return False
+
+
+def as_callable(t: Type) -> CallableType | None:
+    """The signature a value of type ``t`` is called with, when it is one plain signature."""
+    p = get_proper_type(t)
+    if isinstance(p, CallableType):
+        return p
+    if isinstance(p, Instance):
+        partial = p.extra_attrs.attrs.get(PARTIAL_ATTR) if p.extra_attrs else None
+        if partial is not None:
+            return as_callable(partial)
+        call = find_member("__call__", p, p, is_operator=True)
+        if call is not None:
+            c = get_proper_type(call)
+            return c if isinstance(c, CallableType) else None
+    return None
+
+
+def check_call(
+    api: CheckerPluginInterface, sig: CallableType, call: CallExpr, skip: int = 0
+) -> None:
+    """Check the arguments of ``call`` (after the first ``skip``) against the Static parameters of ``sig``."""
+    if not isinstance(api, TypeChecker):
+        return
+    args, kinds, names = call.args[skip:], call.arg_kinds[skip:], call.arg_names[skip:]
+    formal_to_actual = _map(sig, kinds, names)
+    if formal_to_actual is None:
+        return
+    if _is_overload_item(sig) and not _chosen_overload_item(api, sig, call, skip):
+        return
+    for formal, actuals in enumerate(formal_to_actual):
+        declared = sig.arg_types[formal]
+        if not is_static(declared):
+            continue
+        for actual in actuals:
+            if kinds[actual] in (ARG_STAR, ARG_STAR2):
+                continue  # ``f(*xs)``: which value lands where is unknown
+            _check_argument(api, sig, formal, args[actual], declared, call)
+
+
+def check_partial_creation(api: CheckerPluginInterface, call: CallExpr) -> None:
+    """``functools.partial(f, ...)``: the arguments bound now meet ``f``'s Static parameters now."""
+    if not call.args or not isinstance(api, TypeChecker):
+        return
+    fun_type = expression_type(api, call.args[0], None)
+    fun = as_callable(fun_type) if fun_type is not None else None
+    if fun is not None and has_static(fun):
+        check_call(api, fun, call, skip=1)
+
+
+def _check_argument(
+    api: TypeChecker,
+    sig: CallableType,
+    formal: int,
+    arg: Expression,
+    declared: Type,
+    call: CallExpr,
+) -> None:
+    actual = expression_type(api, arg, declared)
+    if actual is None or not is_subtype(actual, erase_typevars(declared)):
+        return  # mypy reports the wrong type itself; one error is enough
+    reason = judge(actual, freeze=True)
+    if reason is None:
+        return
+    name = sig.arg_names[formal]
+    kind = sig.arg_kinds[formal]
+    shown = f"*{name}" if kind == ARG_STAR else f"**{name}" if kind == ARG_STAR2 else name
+    report(
+        api,
+        f'Argument "{shown}" to "{callee_name(call, sig)}" cannot be static: {reason}; '
+        "pass a hashable value or a builtin container of them",
+        arg,
+        UNHASHABLE,
+    )
+
+
+def expression_type(api: TypeChecker, expr: Expression, context: Type | None) -> Type | None:
+    """Infer ``expr`` without touching mypy's type map or its error list (mypy checks it again right after)."""
+    with (
+        api.msg.filter_errors(),
+        api.local_type_map,
+        api.binder.frame_context(can_skip=False, discard=True),  # no narrowing leaks (walrus)
+    ):
+        return api.get_expression_type(expr, context)
+
+
+def callee_name(call: CallExpr, sig: CallableType) -> str:
+    callee = call.callee
+    if isinstance(callee, RefExpr) and callee.fullname == FUNCTOOLS_PARTIAL and call.args:
+        callee = call.args[0]  # ``partial(f, ...)``: name ``f``
+    elif isinstance(callee, CallExpr) and callee.args:
+        callee = callee.args[0]  # ``jit(f)(...)``: name ``f``
+    if isinstance(callee, (NameExpr, MemberExpr)):
+        return callee.name
+    return (sig.name or "function").split(" of ")[0]
+
+
+def _map(
+    sig: CallableType, kinds: list[ArgKind], names: Sequence[str | None]
+) -> list[list[int]] | None:
+    try:
+        return map_actuals_to_formals(
+            kinds, names, sig.arg_kinds, sig.arg_names, lambda _: AnyType(TypeOfAny.special_form)
+        )
+    except Exception:  # a malformed call: mypy reports it; stay silent
+        return None
+
+
+def _is_overload_item(sig: CallableType) -> bool:
+    definition = sig.definition
+    if isinstance(definition, Decorator):
+        definition = definition.func
+    return isinstance(definition, FuncDef) and definition.is_overload
+
+
+def _chosen_overload_item(api: TypeChecker, sig: CallableType, call: CallExpr, skip: int) -> bool:
+    """True when ``sig`` is the first item of its overload that accepts the call's argument types.
+
+    That is the item mypy picks; a later item that would also accept the call never applies. When the callee's
+    type is no longer overloaded, mypy has picked ``sig`` already.
+    """
+    callee = api.lookup_type_or_none(call.callee)
+    overloaded = get_proper_type(callee) if callee is not None else None
+    if not isinstance(overloaded, Overloaded):
+        return True  # mypy already narrowed the callee to this one item (e.g. a jitted object's ``__call__``)
+    args, kinds, names = call.args[skip:], call.arg_kinds[skip:], call.arg_names[skip:]
+    types = [expression_type(api, a, None) for a in args]
+    for item in overloaded.items:
+        if _accepts(item, types, kinds, names):
+            return item.definition is sig.definition
+    return False
+
+
+def _accepts(
+    item: CallableType, types: list[Type | None], kinds: list[ArgKind], names: Sequence[str | None]
+) -> bool:
+    formal_to_actual = _map(item, kinds, names)
+    if formal_to_actual is None:
+        return False
+    mapped = {a for actuals in formal_to_actual for a in actuals}
+    if len(mapped) != len(types):
+        return False
+    for formal, actuals in enumerate(formal_to_actual):
+        if not actuals and item.arg_kinds[formal].is_required():
+            return False
+        for a in actuals:
+            t = types[a]
+            if t is None or kinds[a] in (ARG_STAR, ARG_STAR2):
+                continue
+            if not is_subtype(t, erase_typevars(item.arg_types[formal])):
+                return False
+    return True

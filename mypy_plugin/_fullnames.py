@@ -1,0 +1,68 @@
+"""Fully qualified names the plugin dispatches on, as mypy spells them."""
+
+from __future__ import annotations
+
+import sys
+from typing import Final
+
+STATIC_ALIAS: Final = "jaxstatic._annotations.Static"
+
+JAXSTATIC_JIT: Final = "jaxstatic._jit.jit"
+JAXSTATIC_TRANSFORMS: Final = frozenset(
+    {
+        JAXSTATIC_JIT,
+        "jaxstatic._transforms.vmap",
+        "jaxstatic._transforms.pmap",
+        "jaxstatic._transforms.grad",
+        "jaxstatic._transforms.value_and_grad",
+        "jaxstatic._transforms.checkpoint",
+    }
+)
+"""Transforms that read ``Static`` parameters from the signature they receive (check ``jaxstatic-signature``)."""
+
+TRANSFORM_DECORATORS: Final = {
+    f"jaxstatic.{name.rsplit('.', 1)[1]}": name for name in JAXSTATIC_TRANSFORMS
+}
+"""Names given to the decorator a transform returns when called with options only (``jit(max_traces=3)``).
+
+mypy uses a callable's name to find plugin hooks when the callee has no fully qualified name, so naming it lets the
+plugin see the decorator being applied.
+"""
+
+JAX_JIT: Final = frozenset({"jax._src.api.jit", "jax._src.pjit.jit", "jax.jit"})
+"""``jax.jit`` as jax defines it, and as the jax stubs in ``typeshed_stubs/`` define it."""
+
+JAX_STUB_CALLS: Final = frozenset({"jax._JitWrapped.__call__", "jax._PmapWrapped.__call__"})
+"""Calls of jitted/pmapped functions when the jax stubs are in use: they carry the wrapped parameters."""
+JAX_JIT_DECORATOR: Final = "jax.jit(...)"
+"""Name given to the decorator ``jax.jit(static_argnames=...)`` returns, so the plugin sees it applied."""
+
+FUNCTOOLS_PARTIAL: Final = "functools.partial"
+PARTIAL_CALL: Final = "functools.partial.__call__"
+PARTIAL_ATTR: Final = "__mypy_partial"
+"""Where mypy's functools plugin keeps the signature left after binding arguments."""
+
+DATACLASS_DECORATORS: Final = frozenset({"dataclasses.dataclass"})
+
+ARRAY_TYPES: Final = ("jax._src.basearray.Array", "jax._src.core.Tracer", "numpy.ndarray")
+"""Never static: arrays and tracers are not hashable (and their stubs keep object.__hash__)."""
+
+FREEZABLE_CONTAINERS: Final = frozenset(
+    {"builtins.dict", "builtins.list", "builtins.set", "builtins.frozenset", "builtins.tuple"}
+)
+"""Builtin containers the runtime freezes: static when their keys and items are."""
+
+HASH_BY_ITEMS: Final = frozenset({"builtins.tuple", "builtins.frozenset"})
+"""Hashable builtin containers whose hash needs hashable items."""
+
+NEVER_STATIC_PACKAGES: Final = frozenset(sys.stdlib_module_names) | {
+    "jax",
+    "jaxlib",
+    "numpy",
+    "typing_extensions",
+    "mypy_extensions",
+}
+"""Top-level packages whose functions and methods never declare Static parameters: the call-site hooks skip calls
+whose fully qualified name starts here (most calls in typical code), except the few checked specially below."""
+
+CHECKED_ANYWAY: Final = frozenset({FUNCTOOLS_PARTIAL, PARTIAL_CALL}) | JAX_JIT | JAX_STUB_CALLS

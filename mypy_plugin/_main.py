@@ -1,0 +1,192 @@
+"""The mypy entry point: dispatch on fully qualified names, nothing else (the checks live in topic modules)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any, Final
+
+from mypy.nodes import CallExpr, Decorator
+from mypy.options import Options
+from mypy.plugin import (
+    AnalyzeTypeContext,
+    ClassDefContext,
+    FunctionContext,
+    FunctionSigContext,
+    MethodSigContext,
+    Plugin,
+    ReportConfigContext,
+)
+from mypy.types import CallableType, FunctionLike, Type
+
+from . import _calls, _decorators
+from ._chain import NextHooks, next_hook
+from ._definitions import StaticAnnotationHook
+from ._fullnames import (
+    CHECKED_ANYWAY,
+    DATACLASS_DECORATORS,
+    FUNCTOOLS_PARTIAL,
+    JAX_JIT,
+    JAX_JIT_DECORATOR,
+    JAXSTATIC_TRANSFORMS,
+    NEVER_STATIC_PACKAGES,
+    PARTIAL_CALL,
+    STATIC_ALIAS,
+    TRANSFORM_DECORATORS,
+)
+from ._hashability import record_dataclass
+
+RULES_VERSION: Final = "1"
+"""Bump when a rule changes: mypy then rechecks every module instead of replaying cached results."""
+
+
+def _source_digest() -> str:
+    """A digest of the plugin's own sources. mypy's plugin snapshot hashes only the entry module, so an edit to
+    a rule in a submodule would otherwise replay stale results from the cache."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+_CONFIG_DATA: Final = {"jaxstatic_mypy": RULES_VERSION, "sources": _source_digest()}
+
+_SigHook = Callable[[FunctionSigContext], FunctionLike]
+_MethodSigHook = Callable[[MethodSigContext], FunctionLike]
+_FunctionHook = Callable[[FunctionContext], Type]
+
+
+def _never_static(fullname: str) -> bool:
+    """Calls into the standard library, jax or numpy never meet a Static parameter: no hook, no cost."""
+    return fullname.partition(".")[0] in NEVER_STATIC_PACKAGES and fullname not in CHECKED_ANYWAY
+
+
+class JaxstaticPlugin(Plugin):
+    def __init__(self, options: Options) -> None:
+        super().__init__(options)
+        self._static_annotation = StaticAnnotationHook()
+        # One hook object per fully qualified name, made once: these lookups run for every call mypy checks.
+        self._function_sig_hooks: dict[str, _SigHook | None] = {}
+        self._method_sig_hooks: dict[str, _MethodSigHook | None] = {}
+        # The hooks the plugins after us would give (called through the instance: they override these).
+        self._next_function_sig = NextHooks[_SigHook](
+            self, lambda p, name: p.get_function_signature_hook(name)
+        )
+        self._next_method_sig = NextHooks[_MethodSigHook](
+            self, lambda p, name: p.get_method_signature_hook(name)
+        )
+        self._next_function = NextHooks[_FunctionHook](
+            self, lambda p, name: p.get_function_hook(name)
+        )
+
+    def report_config_data(self, ctx: ReportConfigContext) -> Any:
+        return _CONFIG_DATA
+
+    # --- semantic analysis -------------------------------------------------------------------------------------
+
+    def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
+        if fullname == STATIC_ALIAS and not self._static_annotation.active:
+            return self._static_annotation
+        return None
+
+    def get_class_decorator_hook(self, fullname: str) -> Callable[[ClassDefContext], None] | None:
+        if fullname in DATACLASS_DECORATORS:
+            return partial(self._dataclass, fullname)
+        return None
+
+    def _dataclass(self, fullname: str, ctx: ClassDefContext) -> None:
+        record_dataclass(ctx)
+        hook = next_hook(ctx.api, self, lambda p: p.get_class_decorator_hook(fullname))
+        if hook is not None:
+            hook(ctx)
+
+    # --- type checking: call sites (every call, so the fast path matters) -------------------------------------
+
+    def get_function_signature_hook(self, fullname: str) -> _SigHook | None:
+        try:
+            return self._function_sig_hooks[fullname]
+        except KeyError:
+            hook = None if _never_static(fullname) else partial(self._function_signature, fullname)
+            self._function_sig_hooks[fullname] = hook
+            return hook
+
+    def get_method_signature_hook(self, fullname: str) -> _MethodSigHook | None:
+        try:
+            return self._method_sig_hooks[fullname]
+        except KeyError:
+            hook = None if _never_static(fullname) else partial(self._method_signature, fullname)
+            self._method_sig_hooks[fullname] = hook
+            return hook
+
+    def _function_signature(self, fullname: str, ctx: FunctionSigContext) -> FunctionLike:
+        nxt = self._next_function_sig.get(ctx.api, fullname)
+        sig = nxt(ctx) if nxt is not None else ctx.default_signature
+        call = ctx.context
+        if not isinstance(call, CallExpr):
+            return sig
+        if isinstance(sig, CallableType) and _calls.has_static(sig):
+            _calls.check_call(ctx.api, sig, call)
+        elif fullname == FUNCTOOLS_PARTIAL:
+            _calls.check_partial_creation(ctx.api, call)
+        elif fullname in JAX_JIT and isinstance(sig, CallableType):
+            _decorators.check_jax_jit_call(ctx.api, sig, call)
+        return sig
+
+    def _method_signature(self, fullname: str, ctx: MethodSigContext) -> FunctionLike:
+        nxt = self._next_method_sig.get(ctx.api, fullname)
+        sig = nxt(ctx) if nxt is not None else ctx.default_signature
+        context = ctx.context
+        if fullname == PARTIAL_CALL:
+            if isinstance(context, Decorator):
+                _decorators.check_jax_jit_decorator(ctx.api, context)
+            elif isinstance(context, CallExpr):
+                bound = _calls.as_callable(ctx.type)
+                if bound is not None and _calls.has_static(bound):
+                    _calls.check_call(ctx.api, bound, context)
+        elif (
+            isinstance(context, CallExpr)
+            and isinstance(sig, CallableType)
+            and _calls.has_static(sig)
+        ):
+            _calls.check_call(ctx.api, sig, context)
+        return sig
+
+    # --- type checking: transforms applied to functions --------------------------------------------------------
+
+    def get_function_hook(self, fullname: str) -> _FunctionHook | None:
+        if fullname in JAXSTATIC_TRANSFORMS or fullname in TRANSFORM_DECORATORS:
+            return partial(self._transform, fullname)
+        if fullname in JAX_JIT or fullname == JAX_JIT_DECORATOR:
+            return partial(self._jax_jit, fullname)
+        return None
+
+    def _transform(self, fullname: str, ctx: FunctionContext) -> Type:
+        transform = TRANSFORM_DECORATORS.get(fullname, fullname)
+        _decorators.check_transform_argument(ctx, transform)
+        if not ctx.arg_types or not ctx.arg_types[0]:
+            name = f"jaxstatic.{transform.rsplit('.', 1)[1]}"
+            named = _decorators.named_decorator(ctx.default_return_type, name)
+            if named is not None:
+                return named
+        return self._next_function_result(fullname, ctx)
+
+    def _jax_jit(self, fullname: str, ctx: FunctionContext) -> Type:
+        if fullname == JAX_JIT_DECORATOR:
+            if isinstance(ctx.context, Decorator):
+                _decorators.check_jax_jit_decorator(ctx.api, ctx.context)
+        elif not ctx.arg_types or not ctx.arg_types[0]:
+            named = _decorators.named_decorator(ctx.default_return_type, JAX_JIT_DECORATOR)
+            if named is not None:
+                return named
+        return self._next_function_result(fullname, ctx)
+
+    def _next_function_result(self, fullname: str, ctx: FunctionContext) -> Type:
+        nxt = self._next_function.get(ctx.api, fullname)
+        return nxt(ctx) if nxt is not None else ctx.default_return_type
+
+
+def plugin(version: str) -> type[Plugin]:
+    """mypy's entry point (``plugins = ["jaxstatic_mypy"]``)."""
+    return JaxstaticPlugin

@@ -1,0 +1,172 @@
+"""Write ``test_static_rule.yml`` from the shared table of cases (``tests/static_cases.py``).
+
+Run ``python tests/typecheck/generate.py`` after changing the table; ``tests/test_plugin_tables.py`` fails while the
+committed YAML is out of date. Each case becomes one mypy run that checks both rules:
+
+* ``static``: the value bound to a ``Static[object]`` parameter (a plain call, a call through ``jaxstatic.jit``, and
+  the literal itself);
+* ``hashable``: the declared type named in plain ``jax.jit(..., static_argnames=...)``.
+
+The plugin judges declared types, so its messages name the first offending part of the type. They are listed here
+per case id; a non-static case without an entry is an error, so new table rows get a reviewed expectation.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import yaml
+
+_TESTS = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(_TESTS))
+
+from static_cases import CASES, PRELUDE  # noqa: E402
+
+OUTPUT = Path(__file__).resolve().parent / "test_static_rule.yml"
+
+_ARRAY = '"Array" is an array'
+_NDARRAY = '"ndarray" is an array'
+_MUTABLE = '"MutableCfg" is a dataclass with eq=True, frozen=False'
+_DICT = '"dict" sets __hash__ to None'
+_LIST = '"list" sets __hash__ to None'
+
+STATIC_REASONS: dict[str, str | None] = {
+    "numpy_array": _NDARRAY,
+    "jax_array": _ARRAY,
+    "dict_with_array": _ARRAY,
+    "list_of_arrays": _ARRAY,
+    "tuple_with_array": _ARRAY,
+    "mutable_dataclass": _MUTABLE,
+    "hash_none_class": '"NoHash" sets __hash__ to None',
+    "frozen_dataclass_with_list": f'field "layers" of "FrozenWithList": {_LIST}',
+    "dict_with_mutable_dataclass": _MUTABLE,
+    # The declared type holds Any, which the plugin accepts: the runtime catches this one.
+    "nested_array": None,
+}
+"""Why the plugin rejects each non-static case (``None``: it stays silent, and why is said above)."""
+
+HASHABLE_REASONS: dict[str, str | None] = {
+    "dict_tuple_keys": _DICT,
+    "dict_of_ints": _DICT,
+    "dict_of_functions": _DICT,
+    "list_of_ints": _LIST,
+    "set_of_str": '"set" sets __hash__ to None',
+    "nested_dict_list": _DICT,
+    "tuple_with_list": _LIST,
+    "list_of_frozen_dataclasses": _LIST,
+    "namedtuple_with_list": _LIST,
+    "numpy_array": _NDARRAY,
+    "jax_array": _ARRAY,
+    "dict_with_array": _DICT,
+    "list_of_arrays": _LIST,
+    "tuple_with_array": _ARRAY,
+    "mutable_dataclass": _MUTABLE,
+    "hash_none_class": '"NoHash" sets __hash__ to None',
+    "frozen_dataclass_with_list": f'field "layers" of "FrozenWithList": {_LIST}',
+    "dict_with_mutable_dataclass": _DICT,
+    "nested_array": _DICT,
+}
+"""Why the plugin rejects each non-hashable declared type for plain ``jax.jit``."""
+
+_CALL = (
+    'Argument "option" to "{callee}" cannot be static: {reason}; '
+    "pass a hashable value or a builtin container of them  [jaxstatic-unhashable]"
+)
+_JAX = (
+    'Static argument "option" of "takes_hashable" is not hashable: {reason}; '
+    "use a hashable type (tuple, frozenset, frozen dataclass) or jaxstatic.Static  [jaxstatic-unhashable]"
+)
+
+_MAIN = """\
+{prelude}
+from jaxstatic import Static, jit
+
+
+def takes_static(x: jax.Array, option: Static[object]) -> jax.Array:
+    return x
+
+
+def takes_hashable(x: jax.Array, option: {{{{ type }}}}) -> jax.Array:
+    return x
+
+
+value: {{{{ type }}}} = {{{{ value }}}}
+takes_static(jnp.zeros(3), value){{% if static_error %}}  # E: {{{{ static_error }}}}{{% endif %}}
+takes_static(jnp.zeros(3), {{{{ value }}}}){{% if literal_error %}}  # E: {{{{ literal_error }}}}{{% endif %}}
+jit(takes_static)(jnp.zeros(3), value){{% if jit_error %}}  # E: {{{{ jit_error }}}}{{% endif %}}
+jax.jit(takes_hashable, static_argnames="option"){{% if hashable_error %}}  # E: {{{{ hashable_error }}}}{{% endif %}}
+"""
+
+
+def _expected(table: dict[str, str | None], case_id: str, ok: bool, rule: str) -> str | None:
+    if ok:
+        if case_id in table:
+            raise ValueError(
+                f"{case_id!r} is {rule} in the table but has an expected error in generate.py"
+            )
+        return None
+    if case_id not in table:
+        raise ValueError(
+            f"{case_id!r} is not {rule}: add the plugin's expected reason (or None) to generate.py"
+        )
+    return table[case_id]
+
+
+def _row(case_id: str, value: str, type_: str, static: bool, hashable: bool) -> dict[str, str]:
+    static_reason = _expected(STATIC_REASONS, case_id, static, "static")
+    hash_reason = _expected(HASHABLE_REASONS, case_id, hashable, "hashable")
+
+    def call(callee: str) -> str:
+        return _CALL.format(callee=callee, reason=static_reason) if static_reason else ""
+
+    return {
+        "id": case_id,
+        "value": value,
+        "type": type_,
+        "static_error": call("takes_static"),
+        # A literal is inferred from its value; with Any inside, mypy widens nested items (silence).
+        "literal_error": call("takes_static") if static_reason and "Any" not in type_ else "",
+        "jit_error": call("takes_static"),
+        "hashable_error": _JAX.format(reason=hash_reason) if hash_reason else "",
+    }
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings as ``|`` blocks, so the generated cases read like the hand-written ones."""
+
+
+def _str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def render() -> str:
+    rows = [_row(c.id, c.value, c.type, c.static, c.hashable) for c in CASES]
+    case = {
+        "case": "static_rule",
+        "parametrized": rows,
+        "main": _MAIN.format(prelude=PRELUDE.rstrip("\n")),
+    }
+    header = textwrap.dedent(
+        """\
+        # GENERATED by tests/typecheck/generate.py from tests/static_cases.py -- do not edit by hand.
+        # One mypy run per case: a Static[object] parameter (plain call, literal, through jaxstatic.jit)
+        # and the declared type named in plain jax.jit(static_argnames=...).
+        """
+    )
+    body = yaml.dump([case], Dumper=_Dumper, sort_keys=False, width=10_000, allow_unicode=True)
+    return header + body
+
+
+def main() -> None:
+    OUTPUT.write_text(render())
+    print(f"wrote {OUTPUT}")
+
+
+if __name__ == "__main__":
+    main()
