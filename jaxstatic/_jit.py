@@ -77,12 +77,7 @@ class JitFunction(Generic[_P, _R]):
     # -- the call path ---------------------------------------------------------------------------------------
 
     def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        # ``tuple(kwargs)`` costs a third of ``(len(args), *kwargs)``: keyword plans are found by names alone.
-        dispatch = self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))
-        if dispatch is None:
-            dispatch = self._new_dispatch(args, kwargs)
-        result: _R = dispatch(args, kwargs)
-        return result
+        return _general_call(self, args, kwargs)  # type: ignore[no-any-return]
 
     @overload
     def __get__(self, instance: None, owner: type | None = None) -> Self: ...
@@ -113,20 +108,36 @@ class JitFunction(Generic[_P, _R]):
         dispatch = self._dispatches.get(shape)
         if dispatch is None:
             plan = self._plan(args, kwargs)
-            ns = {
-                "cache": self._cache,
-                "next_call": self._stats.calls.__next__,
-                "miss": functools.partial(self._miss, plan),
-                "freeze_pair": self._pair_freezer(plan),
-                "dynamic_error": functools.partial(self._dynamic_error, plan),
-                "reroute": self._reroute,
-            }
+            ns = self._dispatch_namespace(plan)
             dispatch = self._dispatches[shape] = generate_dispatch(plan, ns)
+            if not kwargs and type(self) is JitFunction:
+                self._specialize(plan, ns)
         if kwargs:
             self._kw_plans[tuple(kwargs)] = dispatch
         else:
             self._plans[len(args)] = dispatch
         return dispatch
+
+    def _dispatch_namespace(self, plan: Plan) -> dict[str, Any]:
+        return {
+            "cache": self._cache,
+            "next_call": self._stats.calls.__next__,
+            "miss": functools.partial(self._miss, plan),
+            "freeze_pair": self._pair_freezer(plan),
+            "dynamic_error": functools.partial(self._dynamic_error, plan),
+            "reroute": self._reroute,
+            "general": _general_call,
+        }
+
+    def _specialize(self, plan: Plan, ns: dict[str, Any]) -> None:
+        """Give this object a class of its own whose ``__call__`` is the first positional shape's dispatcher.
+
+        Python looks ``__call__`` up on the type, so this is the one way to make the commonest call a single
+        Python frame; every other shape still goes through ``_general_call``.
+        """
+        call = generate_dispatch(plan, ns, entry=True)
+        call.__doc__ = JitFunction.__call__.__doc__
+        self.__class__ = type(JitFunction.__name__, (JitFunction,), {"__call__": call, "__module__": __name__})
 
     def _reroute(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Keyword names seen before with another number of positionals: point those names at this shape."""
@@ -284,6 +295,15 @@ class JitFunction(Generic[_P, _R]):
 
     def __repr__(self) -> str:
         return f"<jaxstatic.jit of {self._function}>"
+
+
+def _general_call(self: JitFunction[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Any call: find the dispatcher of its shape (``tuple(kwargs)`` costs a third of ``(len(args), *kwargs)``, so
+    keyword shapes are found by names alone) and run it."""
+    dispatch = self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))
+    if dispatch is None:
+        dispatch = self._new_dispatch(args, kwargs)
+    return dispatch(args, kwargs)
 
 
 def _display_name(fn: Callable[..., Any]) -> str:

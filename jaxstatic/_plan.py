@@ -235,19 +235,26 @@ def _default_source(p: inspect.Parameter) -> Source:
     return Source("default", default=p.default)
 
 
-def generate_dispatch(plan: Plan, namespace: dict[str, Any]) -> Callable[..., Any]:
+def generate_dispatch(plan: Plan, namespace: dict[str, Any], entry: bool = False) -> Callable[..., Any]:
     """Write the cache-hit path of one call shape as a plain function.
 
     ``namespace`` supplies ``cache``, ``miss``, ``freeze_pair``, ``dynamic_error``, ``next_call`` and ``reroute``.
     The result takes ``(args, kwargs)``: it counts the call, builds the flat key (atomic statics inline, others
     through ``freeze_pair``), looks the program up and calls it with the dynamic values. A plan for keyword calls is
     found by keyword names alone, so it checks the number of positionals and reroutes on a mismatch.
+
+    With ``entry``, the result is a ``__call__(self, *args, **kwargs)`` for this shape of positional call, which
+    hands any other shape to ``general(self, args, kwargs)``: one Python frame per call instead of two, about
+    150 ns of the ~400 ns jaxstatic adds to a call.
     """
     ns = dict(namespace, ATOMIC=_freeze.ATOMIC)
-    nargs = plan.nargs
-    lines = ["def dispatch(args, kwargs):"]
+    if entry:
+        lines = ["def dispatch(self, *args, **kwargs):", f"    if kwargs or len(args) != {plan.nargs}:",
+                 "        return general(self, args, kwargs)"]
+    else:
+        lines = ["def dispatch(args, kwargs):"]
     if plan.kwnames:
-        lines += [f"    if len(args) != {nargs}:", "        return reroute(args, kwargs)"]
+        lines += [f"    if len(args) != {plan.nargs}:", "        return reroute(args, kwargs)"]
     keys = [str(plan.vid)]
     for j, (_, src) in enumerate(plan.statics):
         if src.kind == "default" and _constant_key(src.default) is not None:
