@@ -2,8 +2,8 @@
 
 A call shape is the number of positional arguments and the keyword names. Everything about binding that shape --
 which values are static, which dynamic, which defaults fill the gaps -- is worked out once, by ``inspect``, when the
-shape is first seen. What is left for every later call is generated as a plain function (``Plan.dispatch``) that
-indexes ``args``/``kwargs`` directly: the cache-hit path then costs about as much as building a tuple key and one
+shape is first seen. What is left for every later call is generated as a plain function (``generate_dispatch``)
+that indexes ``args``/``kwargs`` directly: the cache-hit path then costs about as much as building a tuple key and one
 dict lookup (see ``benchmarks/dispatch.py``).
 """
 
