@@ -127,8 +127,9 @@ class TraceStats:
             record = self._explain(signature) if self.traces else None
             if self.max_traces is not None and self.traces >= self.max_traces:
                 raise RetraceError(
-                    f"{self.function} exceeded max_traces={self.max_traces}. {record}. Mark the changing parameter "
-                    "Static only if it takes few values, keep shapes and dtypes fixed, or raise max_traces."
+                    f"{self.function} exceeded max_traces={self.max_traces}. {str(record).rstrip('.')}. Mark the "
+                    "changing parameter Static only if it takes few values, keep shapes and dtypes fixed, "
+                    "or raise max_traces."
                 )
             self.traces += 1
             self.programs += 1
