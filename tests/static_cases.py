@@ -16,7 +16,7 @@ from typing import Any
 
 PRELUDE = """\
 import dataclasses
-from typing import Any, Callable, ClassVar, NamedTuple
+from typing import Any, Callable, NamedTuple, TypedDict
 
 import jax
 import jax.numpy as jnp
@@ -55,6 +55,29 @@ class Point(NamedTuple):
 
 class Layers(NamedTuple):
     sizes: list[int]
+
+
+class Movie(TypedDict):
+    title: str
+    year: int
+
+
+@dataclasses.dataclass(eq=False)
+class Handle:
+    n: int
+
+
+@dataclasses.dataclass(unsafe_hash=True)
+class UnsafeHash:
+    n: int
+
+
+@dataclasses.dataclass
+class OwnHash:
+    n: int
+
+    def __hash__(self) -> int:
+        return hash(self.n)
 """
 
 
@@ -92,6 +115,11 @@ CASES: tuple[Case, ...] = (
     Case("list_of_frozen_dataclasses", "[FrozenCfg(0.1, 2)]", "list[FrozenCfg]", True, False),
     Case("namedtuple_with_list", "Layers([1, 2])", "Layers", True, False),
     Case("frozenset_of_tuples", "frozenset({(1, 2)})", "frozenset[tuple[int, int]]", True, True),
+    Case("dataclass_eq_false", "Handle(1)", "Handle", True, True),
+    Case("dataclass_unsafe_hash", "UnsafeHash(1)", "UnsafeHash", True, True),
+    Case("dataclass_own_hash", "OwnHash(1)", "OwnHash", True, True),
+    Case("union_with_a_static_member", "3", "int | jax.Array", True, True),
+    Case("typed_dict", "Movie(title='x', year=1)", "Movie", True, False),
     # never static
     Case("numpy_array", "np.zeros(3)", "npt.NDArray[np.float64]", False, False, ""),
     Case("jax_array", "jnp.zeros(3)", "jax.Array", False, False, ""),

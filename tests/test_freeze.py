@@ -24,7 +24,8 @@ def test_rule_table(case: Case) -> None:
     value = _value(case)
     if case.static:
         key = check_static("f", "cfg", value)
-        assert key == check_static("f", "cfg", _value(case))  # equal values, equal keys
+        again = _value(case)
+        assert (key == check_static("f", "cfg", again)) == (value == again)  # equal values, equal keys
         assert thaw(key) == value
     else:
         expected = rf"f\(\): parameter 'cfg' is Static, but cfg{_escape(case.path)} is a "

@@ -49,6 +49,7 @@ STATIC_REASONS: dict[str, str | None] = {
 
 HASHABLE_REASONS: dict[str, str | None] = {
     "dict_tuple_keys": _DICT,
+    "typed_dict": '"Movie" is a dict',
     "dict_of_ints": _DICT,
     "dict_of_functions": _DICT,
     "list_of_ints": _LIST,
