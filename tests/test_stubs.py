@@ -142,6 +142,13 @@ def pyright(tmp: Path, files: list[Path], config: dict[str, object]) -> list[Dia
 # --- one run per checker and configuration -------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module", autouse=True)
+def rendered_package() -> None:
+    """``partial/jax-stubs`` is rendered from the installed jax, never committed: render it first."""
+    proc = _run([sys.executable, str(ROOT / "tools" / "gen_jax_stubs.py"), "--package-only"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[Diagnostic]]]:
     def tmp(name: str) -> Path:

@@ -8,12 +8,14 @@ Derived, not written by hand:
 * ``partial/jax-stubs/``, the PEP 561 rendering of ``jax/`` that pyright's
   ``stubPath`` and ``pip install`` use: the same stubs, a ``py.typed`` saying
   ``partial``, and copies of the ``.pyi`` files jax ships itself (pyright's
-  partial-stub overlay would hide them otherwise).
+  partial-stub overlay would hide them otherwise). It is rendered on the user's
+  machine from the jax installed there and never committed.
 
 Usage::
 
-    python tools/gen_jax_stubs.py          # rewrite the generated parts
-    python tools/gen_jax_stubs.py --check  # exit 1 if they are stale
+    python tools/gen_jax_stubs.py                 # rewrite the generated parts, render partial/
+    python tools/gen_jax_stubs.py --check         # exit 1 if the committed stubs are stale
+    python tools/gen_jax_stubs.py --package-only  # render partial/ only
 
 The tool lives outside ``typeshed_stubs/`` on purpose: pyright would treat a
 ``.py`` file there as a module of the stub package.
@@ -268,22 +270,30 @@ def package_files(plain: dict[Path, str]) -> dict[Path, str]:
     return files
 
 
-def expected_files() -> dict[Path, str]:
+def expected_files(package: bool = True) -> dict[Path, str]:
     plain: dict[Path, str] = {}
     for target in TARGETS:
         path = STUBS / target.stub
         plain[path] = render(target, path.read_text())
-    return {**plain, **package_files(plain)}
+    return {**plain, **package_files(plain)} if package else plain
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--check", action="store_true", help="report stale files instead of writing"
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--check", action="store_true", help="report stale committed stubs instead of writing"
+    )
+    mode.add_argument(
+        "--package-only", action="store_true",
+        help="render partial/jax-stubs only (it is not committed: it holds copies of jax's own stubs)",
     )
     args = parser.parse_args(argv)
+    files = expected_files(package=not args.check)
+    if args.package_only:
+        files = {p: t for p, t in files.items() if p.is_relative_to(PACKAGE)}
     stale = []
-    for path, text in expected_files().items():
+    for path, text in files.items():
         if path.exists() and path.read_text() == text:
             continue
         stale.append(path)
