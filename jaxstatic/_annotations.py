@@ -52,10 +52,6 @@ class StaticParams:
     var_positional: bool  # ``*args: Static[T]``
     var_keyword: bool  # ``**kwargs: Static[T]``
 
-    @property
-    def empty(self) -> bool:
-        return not (self.names or self.var_positional or self.var_keyword)
-
 
 def unwrap(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Follow ``__wrapped__`` (``functools.wraps``) and ``functools.partial`` to the function that declares types."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -25,17 +26,26 @@ def _mismatch(function: str, compiled_for: Plan, compiled_key: Any, plan: Plan, 
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class Compilation:
+    """What ahead-of-time objects need to check a call: the compiled call shape and static key, and how to get
+    both for a new call."""
+
+    function: str
+    plan: Plan
+    key: Any
+    plan_for: PlanFor
+    key_for: KeyFor
+
+
 class Lowered:
     """JAX's ``Lowered`` for one set of static values; ``compile()`` keeps the function's signature."""
 
-    def __init__(self, function: str, plan: Plan, plan_for: PlanFor, key_for: KeyFor, key: Any,
-                 lowered: Any) -> None:
-        self._function, self._plan, self._plan_for, self._key_for = function, plan, plan_for, key_for
-        self._key, self._lowered = key, lowered
+    def __init__(self, compilation: Compilation, lowered: Any) -> None:
+        self._compilation, self._lowered = compilation, lowered
 
     def compile(self, *args: Any, **kwargs: Any) -> Compiled:
-        compiled = self._lowered.compile(*args, **kwargs)
-        return Compiled(self._function, self._plan, self._plan_for, self._key_for, self._key, compiled)
+        return Compiled(self._compilation, self._lowered.compile(*args, **kwargs))
 
     def __getattr__(self, name: str) -> Any:  # as_text, cost_analysis, ...: JAX's own
         return getattr(self._lowered, name)
@@ -44,16 +54,15 @@ class Lowered:
 class Compiled:
     """A compiled program called with the original function's arguments, static ones included."""
 
-    def __init__(self, function: str, plan: Plan, plan_for: PlanFor, key_for: KeyFor, key: Any,
-                 compiled: Any) -> None:
-        self._function, self._plan, self._plan_for, self._key_for = function, plan, plan_for, key_for
-        self._key, self._compiled = key, compiled
+    def __init__(self, compilation: Compilation, compiled: Any) -> None:
+        self._compilation, self._compiled = compilation, compiled
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        plan = self._plan_for(args, kwargs)
-        key = self._key_for(args, kwargs)
-        if key != self._key:
-            raise _mismatch(self._function, self._plan, self._key, plan, key)
+        c = self._compilation
+        plan = c.plan_for(args, kwargs)
+        key = c.key_for(args, kwargs)
+        if key != c.key:
+            raise _mismatch(c.function, c.plan, c.key, plan, key)
         pos, kw = plan.dynamic_values(args, kwargs)
         return self._compiled(*pos, **kw)
 

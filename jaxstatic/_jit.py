@@ -17,7 +17,7 @@ import jax
 from typing_extensions import ParamSpec, Self
 
 from . import _freeze, _stats
-from ._aot import Lowered
+from ._aot import Compilation, Lowered
 from ._errors import NonArrayArgumentError
 from ._plan import FROZEN, Layout, Plan, generate_dispatch, static_keys, to_pair
 
@@ -287,7 +287,7 @@ class JitFunction(Generic[_P, _R]):
             finally:
                 self._pending = outer
             self._cache.setdefault(key, program)
-        return Lowered(self._function, plan, self._plan, self._key, key, lowered)
+        return Lowered(Compilation(self._function, plan, key, self._plan, self._key), lowered)
 
     @property
     def __signature__(self) -> inspect.Signature:
