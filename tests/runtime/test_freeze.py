@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 import jaxstatic as js
 from jaxstatic._freeze import check_static, freeze, thaw
 
-from .static_cases import CASES, Case, namespace
+from ..static_cases import CASES, Case, namespace
 
 NS = namespace()
 
