@@ -16,7 +16,7 @@ from typing import Any, Concatenate, Generic, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec, Self
 
-from . import _freeze, _stats
+from . import _explain, _freeze, _stats
 from ._aot import Compilation, Lowered
 from ._errors import NonArrayArgumentError
 from ._plan import FROZEN, Layout, Plan, generate_dispatch, static_keys, to_pair
@@ -208,9 +208,9 @@ class JitFunction(Generic[_P, _R]):
                 dynamic[varpos] = dyn[len(named):]
             if varkw is not None:
                 dynamic[varkw] = dynkw
-            signature: dict[str, _stats.DynamicSig | _stats.StaticSig] = {
-                **{n: _stats.StaticSig(k) for n, k in zip(labels, static_keys(key))},
-                **{n: _stats.dynamic_sig(v) for n, v in dynamic.items()},
+            signature: dict[str, _explain.DynamicSig | _explain.StaticSig] = {
+                **{n: _explain.StaticSig(k) for n, k in zip(labels, static_keys(key))},
+                **{n: _explain.dynamic_sig(v) for n, v in dynamic.items()},
             }
             stats.record_trace(signature)
             call_args, call_kwargs = layout.assemble(dynamic, statics)

@@ -1,8 +1,6 @@
-"""Counting and explaining traces: per-function statistics, retrace records, and the process-wide report.
+"""Counting traces: per-function statistics, retrace records, and the process-wide report.
 
-A trace's *signature* maps each parameter to what the compiled program depends on: the frozen key of a static
-value, or the shapes, dtypes and pytree structure of a dynamic one. A retrace is explained by comparing its signature
-with the most similar earlier one, parameter by parameter, so the blame lands on the parameter that changed.
+What a retrace is blamed on is worked out in ``_explain``; this module keeps the counts and the history.
 """
 
 from __future__ import annotations
@@ -12,13 +10,10 @@ import itertools
 import logging
 import threading
 import weakref
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-import jax
-
-from . import _freeze
 from ._errors import RetraceError
+from ._explain import Signature, blame
 
 logger = logging.getLogger("jaxstatic")
 
@@ -32,63 +27,6 @@ class CacheInfo(NamedTuple):
     misses: int
     maxsize: None
     currsize: int
-
-
-@dataclasses.dataclass(frozen=True)
-class DynamicSig:
-    """What a dynamic argument contributes to a compiled program: its pytree structure and leaf types."""
-
-    treedef: Any
-    leaves: tuple[tuple[str, str], ...]  # (path inside the argument, "float32[3]")
-
-
-@dataclasses.dataclass(frozen=True)
-class StaticSig:
-    key: Any
-
-
-Signature = Mapping[str, "DynamicSig | StaticSig"]
-
-
-def aval_str(leaf: Any) -> str:
-    """``float32[3]``, with ``(weak type)`` for Python scalars: what a dynamic leaf compiles for."""
-    aval = getattr(leaf, "aval", leaf)
-    if not hasattr(aval, "dtype"):
-        return type(leaf).__name__
-    text = _freeze.shaped(aval)
-    return text + " (weak type)" if getattr(aval, "weak_type", False) else text
-
-
-def dynamic_sig(value: Any) -> DynamicSig:
-    leaves, treedef = jax.tree_util.tree_flatten_with_path(value)
-    return DynamicSig(treedef, tuple((jax.tree_util.keystr(p), aval_str(x)) for p, x in leaves))
-
-
-def _diff_param(label: str, old: DynamicSig | StaticSig, new: DynamicSig | StaticSig) -> list[str]:
-    if isinstance(old, StaticSig) and isinstance(new, StaticSig):
-        return _freeze.diff(label, old.key, new.key)
-    if isinstance(old, DynamicSig) and isinstance(new, DynamicSig):
-        if old.treedef != new.treedef:
-            return [f"{label}: pytree structure {old.treedef} -> {new.treedef}"]
-        return [f"{label}{p}: {a} -> {b}" for (p, a), (_, b) in zip(old.leaves, new.leaves) if a != b]
-    return [f"{label}: static/dynamic split changed"]
-
-
-def explain(old: Signature, new: Signature) -> list[str]:
-    """Per-parameter differences between two signatures."""
-    out: list[str] = []
-    for label in new:
-        if label not in old:
-            out.append(f"{label}: now given (was absent)")
-        elif old[label] != new[label]:
-            out.extend(_diff_param(label, old[label], new[label]) or [f"{label}: changed"])
-    out.extend(f"{label}: now absent (was given)" for label in old if label not in new)
-    return out
-
-
-def _distance(changes: list[str]) -> int:
-    """How far apart two traces are: a changed pytree structure counts more than a changed leaf."""
-    return sum(2 if " pytree structure " in c else 1 for c in changes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,9 +79,7 @@ class TraceStats:
     def _explain(self, signature: Signature) -> Retrace:
         if not self._history:  # cleared: nothing left to compare with
             return Retrace(self.function, self.traces + 1, ())
-        diffs = [explain(old, signature) for old in reversed(self._history)]
-        best = min(diffs, key=_distance)  # the most similar earlier trace; the latest among equals
-        return Retrace(self.function, self.traces + 1, tuple(best))
+        return Retrace(self.function, self.traces + 1, tuple(blame(self._history, signature)))
 
     def calls_made(self) -> int:
         # itertools.count has no peek: read its repr, which is exact and takes no lock.
