@@ -1,6 +1,19 @@
-"""Exception classes. Each is a ``TypeError`` (or ``RuntimeError``) subclass, exported from ``jaxstatic``."""
+"""Exception classes and the builders of their messages. Each class is a ``TypeError`` (or ``RuntimeError``)
+subclass, exported from ``jaxstatic``; each message names the function, the parameter, the path inside the value,
+what was found and the fix."""
 
 from __future__ import annotations
+
+import dataclasses
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+import jax
+import numpy as np
+
+from . import _freeze, _keys
 
 
 class JaxstaticError(Exception):
@@ -31,3 +44,154 @@ for _cls in (JaxstaticError, AnnotationError, NonStaticValueError, NonArrayArgum
              RetraceError):
     _cls.__module__ = "jaxstatic"
 del _cls
+
+
+def non_static_error(function: str, param: str, value: Any) -> NonStaticValueError:
+    """The error a user sees when ``value`` is bound to the Static parameter ``param`` of ``function``."""
+    culprit = find_unfreezable(value)
+    where = param + culprit.path
+    if culprit.cycle_to is not None:
+        return NonStaticValueError(
+            f"{function}(): parameter {param!r} is Static, but {where} is {param}{culprit.cycle_to} itself: a value "
+            "that contains itself has no finite key, so it cannot be static. Break the cycle (refer to the "
+            "container by a name or an index), or pass it through a parameter that is not Static."
+        )
+    leaf = culprit.leaf
+    return NonStaticValueError(
+        f"{function}(): parameter {param!r} is Static, but {where} is a {_freeze.type_name(leaf)}, which cannot be "
+        f"static: {_why_not_static(leaf)}. {_static_fix(leaf)}"
+    )
+
+
+def check_static(function: str, param: str, value: Any) -> Any:
+    """``freeze(value)``, raising the user-facing error."""
+    try:
+        return _freeze.freeze(value)
+    except _freeze.Unfreezable:
+        raise non_static_error(function, param, value) from None
+
+
+def _why_not_static(leaf: Any) -> str:
+    if isinstance(leaf, jax.core.Tracer):
+        return "it is traced by an enclosing transformation, so its value is only known at run time"
+    if isinstance(leaf, jax.Array):
+        return "a jax.Array is not hashable, and its value is only known at run time"
+    if isinstance(leaf, np.ndarray):
+        return "a numpy array is not hashable, since its contents can change in place"
+    if getattr(type(leaf), "__hash__", None) is None:
+        params = getattr(type(leaf), "__dataclass_params__", None)
+        if params is not None and not params.frozen:
+            return "it is a dataclass with eq=True and frozen=False, so Python sets its __hash__ to None"
+        return "its class sets __hash__ = None"
+    try:
+        hash(leaf)
+    except Exception as err:
+        return f"hashing it fails ({err})"
+    return "it cannot be frozen"
+
+
+def _static_fix(leaf: Any) -> str:
+    if isinstance(leaf, jax.core.Tracer):
+        return "Pass it through a parameter that is not Static."
+    if _freeze.is_array(leaf):
+        if np.ndim(leaf) == 0:
+            return ("Pass it through a parameter that is not Static, or, if it truly is a constant, pass a Python "
+                    "scalar instead (int(x), float(x) or x.item()).")
+        return ("Pass it through a parameter that is not Static, or, if it truly is a constant, convert it to a "
+                "tuple (tuple(x.tolist())).")
+    params = getattr(type(leaf), "__dataclass_params__", None)
+    if params is not None and not params.frozen:
+        return "Make it hashable with @dataclass(frozen=True), or pass it through a parameter that is not Static."
+    return ("Make it hashable (define __hash__ and __eq__, or use a tuple/frozen dataclass), or pass it through a "
+            "parameter that is not Static.")
+
+
+def non_array_error(function: str, param: str, where: str, leaf: object,
+                    in_var_keyword: bool) -> NonArrayArgumentError:
+    """The error for a value JAX cannot trace (``leaf``, at ``where``) given to the non-Static parameter ``param``.
+
+    Inside a dynamic ``**kwargs`` the fix is a parameter of its own: marking ``**kwargs`` Static would make the
+    arrays passed beside it static too.
+    """
+    found = f"{where} is a {_freeze.type_name(leaf)}"
+    if not in_var_keyword:
+        return NonArrayArgumentError(
+            f"{function}(): parameter {param!r} is not Static, so its value is traced as an array, but {found}. "
+            f"Mark it static where it is declared ({param}: Static[...]), or pass an array."
+        )
+    match = re.match(r"\[(['\"])(.+?)\1\]", where[len(param):]) if where.startswith(param) else None
+    name = match.group(2) if match else where
+    return NonArrayArgumentError(
+        f"{function}(): parameter {param!r} collects extra keyword arguments and is not Static, so they are traced "
+        f"as arrays, but {found}. Declare {name} as a parameter of its own, marked Static ({name}: Static[...]), "
+        f"rather than marking **{param} Static, which would make the arrays passed beside it static too; or pass an "
+        "array."
+    )
+
+
+# -- finding what cannot be static: the value walked again, this time with paths
+
+
+@dataclasses.dataclass(frozen=True)
+class Culprit:
+    path: str  # inside the value, as errors print it: "['weights'][0]"
+    leaf: Any
+    cycle_to: str | None = None  # the path of the container that ``leaf`` is (a value that contains itself)
+
+
+def find_unfreezable(value: Any) -> Culprit:
+    """The first part of ``value`` that cannot be static, depth first (explicit stack, cycles detected)."""
+    open_paths: dict[int, str] = {}
+    stack: list[tuple[Iterator[tuple[str, Any]], int | None]] = [(iter((("", value),)), None)]
+    while stack:
+        it, _ = stack[-1]
+        for path, child in it:
+            steps = _steps(child)
+            if steps is None:
+                try:
+                    _freeze.freeze(child)
+                except _freeze.Unfreezable:
+                    return Culprit(path, child)
+                continue
+            if id(child) in open_paths:
+                return Culprit(path, child, open_paths[id(child)])
+            open_paths[id(child)] = path
+            stack.append((_under(path, steps), id(child)))
+            break
+        else:
+            vid = stack.pop()[1]
+            if vid is not None:
+                del open_paths[vid]
+    return Culprit("", value)
+
+
+def _under(path: str, steps: list[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
+    return ((path + step, child) for step, child in steps)
+
+
+def _steps(value: Any) -> list[tuple[str, Any]] | None:
+    """A container's children with the path step to each (keys and set items add none), or None for a leaf."""
+    t = type(value)
+    how, extra = (_freeze.CONTAINER, t) if t in (dict, list, tuple, set, frozenset) else _freeze.class_info(t)
+    if t is slice:
+        return [(".start", value.start), (".stop", value.stop), (".step", value.step)]
+    if how is _freeze.RECORD:
+        try:
+            hash(value)
+        except TypeError:
+            return None
+        return [(f".{name}", getattr(value, name)) for name in extra]
+    if how is not _freeze.CONTAINER:
+        return None
+    steps: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        if isinstance(value, defaultdict):
+            steps.append((".default_factory", value.default_factory))
+        for k, v in value.items():
+            steps += [("", k), (f"[{_keys.safe_repr(k)}]", v)]
+    elif isinstance(value, (list, tuple)):
+        steps += [(f"[{i}]", v) for i, v in enumerate(value)]
+    else:
+        steps += [("", v) for v in value]
+    attrs = getattr(value, "__dict__", None) or {}
+    return steps + [(f".{name}", v) for name, v in attrs.items()]

@@ -18,7 +18,7 @@ from typing_extensions import ParamSpec, Self
 
 from . import _explain, _freeze, _stats
 from ._aot import Compilation, Lowered
-from ._errors import NonArrayArgumentError
+from ._errors import NonArrayArgumentError, non_static_error
 from ._plan import FROZEN, Layout, Plan, generate_dispatch, static_keys, to_pair
 
 _P = ParamSpec("_P")
@@ -154,7 +154,7 @@ class JitFunction(Generic[_P, _R]):
                 try:
                     key = freeze(value)
                 except _freeze.Unfreezable:
-                    raise _freeze.non_static_error(function, plan.statics[j][0], value) from None
+                    raise non_static_error(function, plan.statics[j][0], value) from None
                 pair = to_pair(key)
                 if pair[0] is FROZEN:
                     memo.put(value, pair)
