@@ -36,6 +36,7 @@ from ._keys import (
     MAP,
     PACK_D,
     PACK_DD,
+    PACKED,
     REC,
     SEQ,
     SET,
@@ -80,35 +81,43 @@ def freeze(value: Any) -> Any:
     if t is float:
         return (t, value if value == value and value != 0.0 else _PACK_FLOAT(value))
     if t is dict or t is list or t is tuple:
-        flat = _flat(value, t)
+        flat = _flat(value, t, 0 if t is tuple else 1)
         if flat is not None:
-            return Frozen(chain((0 if t is tuple else 1,), flat))
+            return Frozen(flat)
+    elif t not in _OPENED_BY_TYPE:
+        how, _ = class_info(t)
+        if how is not CONTAINER and how is not RECORD:
+            return (t, _leaf_value(value, how))
     out: list[Any] = [0]
     _emit(value, t, out)
     return (out[1], out[2]) if len(out) == 3 and type(out[1]) is not Kind else Frozen(out)
 
 
-def _flat(value: Any, t: type) -> Iterator[Any] | None:
-    """The tokens of a dict, list or tuple whose entries are all atomic or ordinary floats, else None."""
+_OPENED_BY_TYPE: Final = frozenset({set, frozenset, slice, range})
+
+
+def _flat(value: Any, t: type, *head: int) -> tuple[Any, ...] | None:
+    """``head``, then the packed node of a dict, list or tuple whose entries are all atomic or ordinary floats
+    (else None): the types and the values as tuples of their own, built in C (a tuple's values are the tuple)."""
     if t is dict:
         keys, vals = tuple(value), tuple(value.values())
         kt, vt = tuple(map(type, keys)), tuple(map(type, vals))
         if not (_plain(keys, kt) and _plain(vals, vt)):
             return None
-        return chain((MAP, 4 * len(keys), len(keys), t, 0), chain.from_iterable(zip(kt, keys, vt, vals)))
+        return (*head, MAP, 4, len(keys), t, PACKED, kt, keys, vt, vals)
     items = value if t is tuple else tuple(value)
     ts = tuple(map(type, items))
     if not _plain(items, ts):
         return None
-    return chain((SEQ, 2 * len(items), len(items), t, 0), chain.from_iterable(zip(ts, items)))
+    return (*head, SEQ, 2, len(items), t, PACKED, ts, items)
 
 
 def _plain(items: tuple[Any, ...], ts: tuple[type, ...]) -> bool:
     """Every item atomic or a float that is neither zero nor NaN (those are keyed by their bits), checked in C."""
+    if ATOMIC.issuperset(ts):
+        return True
     if not _FAST.issuperset(ts):
         return False
-    if float not in ts:
-        return True
     floats = tuple(compress(items, map(operator.is_, ts, repeat(float))))
     return 0.0 not in floats and not any(map(operator.ne, floats, floats))
 

@@ -38,6 +38,7 @@ class Kind:
 SEQ, MAP, SET, REC, SLICE = Kind("SEQ"), Kind("MAP"), Kind("SET"), Kind("REC"), Kind("SLICE")
 HEAD: Final = 5  # kind, span, n, type, extra
 ATTRS, FACTORY = 1, 2  # ``extra`` flags of container subclasses: an instance __dict__ child, a default_factory child
+PACKED = 4  # ``extra`` of a dict, list or tuple of atomic entries: its children are tuples of types and of values
 
 
 class Frozen(tuple[Any, ...]):
@@ -97,8 +98,11 @@ def is_immutable(key: Any) -> bool:
 
 
 def size(key: Any) -> int:
-    """A container key's token count: what hashing it costs."""
-    return len(key.key if type(key) is Hashed else key)
+    """About how many objects hashing a container key visits: its tokens, and a packed root's entries."""
+    if type(key) is Hashed:
+        key = key.key
+    packed = key[5] == PACKED and type(key[5]) is int
+    return len(key) + (key[3] * key[2] if packed else 0)
 
 
 def item_span(tokens: tuple[Any, ...], i: int) -> int:
@@ -132,7 +136,9 @@ def thaw_at(tokens: tuple[Any, ...], i: int) -> Any:
             kind, _, n, t, extra = tokens[i : i + HEAD]
             i += HEAD
             count = _child_count(kind, n, extra)
-            if kind is SET:
+            if extra == PACKED and type(extra) is int:
+                value, i = _unpack_value(t, tokens, i), i + tokens[i - HEAD + 1]
+            elif kind is SET:
                 value, i = _make_set(t, tokens[i]), i + 1
             elif count:
                 stack.append([kind, t, extra, n, [], count])
@@ -153,6 +159,28 @@ def thaw_at(tokens: tuple[Any, ...], i: int) -> Any:
             value = _make(*frame[:5])
         else:
             return value
+
+
+def _unpack_value(t: type, tokens: tuple[Any, ...], i: int) -> Any:
+    """A packed dict, list or tuple: its values are the leaves themselves."""
+    if t is dict:
+        return dict(zip(tokens[i + 1], tokens[i + 3]))
+    return tokens[i + 1] if t is tuple else list(tokens[i + 1])
+
+
+def unpacked(tokens: tuple[Any, ...], i: int, first: int | None = None) -> tuple[Any, ...]:
+    """The item at ``tokens[i]`` as its own token stream, a packed node written out leaf by leaf (only its
+    ``first`` entries, if given)."""
+    span = item_span(tokens, i)
+    if type(tokens[i]) is not Kind or not (tokens[i + 4] == PACKED and type(tokens[i + 4]) is int):
+        return tokens[i : i + span]
+    parts = tuple(part[:first] for part in tokens[i + HEAD : i + span])
+    n = len(parts[1])
+    out: list[Any] = [None] * (HEAD + len(parts) * n)
+    out[:HEAD] = (tokens[i], len(out) - HEAD, n, tokens[i + 3], 0)
+    for k, part in enumerate(parts):
+        out[HEAD + k :: len(parts)] = part
+    return tuple(out)
 
 
 def _child_count(kind: Kind, n: int, extra: Any) -> int:

@@ -12,8 +12,8 @@ import functools
 import os
 import types
 from collections.abc import Callable, Iterator
-from itertools import compress
-from operator import ne
+from itertools import chain, compress, islice
+from operator import is_not, ne
 from typing import Any
 
 from ._keys import (
@@ -21,7 +21,9 @@ from ._keys import (
     FACTORY,
     HEAD,
     MAP,
+    PACKED,
     REC,
+    SEQ,
     SET,
     SLICE,
     Exemplar,
@@ -31,6 +33,7 @@ from ._keys import (
     item_span,
     safe_repr,
     thaw_leaf,
+    unpacked,
 )
 
 _LIMIT = 60  # characters of one rendered value
@@ -74,7 +77,10 @@ def _pieces(tokens: tuple[Any, ...], i: int, limit: int) -> Iterator[str]:
     stack: list[Frame] = []
     while True:
         tok = tokens[i]
-        if type(tok) is Kind:
+        if type(tok) is Kind and tokens[i + 4] == PACKED and type(tokens[i + 4]) is int:
+            yield from _pieces(unpacked(tokens, i, limit // 2 + 1), 0, limit)  # enough entries to pass the limit
+            i += item_span(tokens, i)
+        elif type(tok) is Kind:
             kind, _, n, t, extra = tokens[i : i + HEAD]
             i += HEAD
             if kind is SET:
@@ -172,11 +178,26 @@ def _diff_items(label: str, a: tuple[Any, ...], i: int, b: tuple[Any, ...], j: i
     if span == item_span(b, j) and a[i : i + span] == b[j : j + span]:
         return
     node_a, node_b = type(a[i]) is Kind, type(b[j]) is Kind
+    if node_a and node_b and a[i] is b[j] and a[i + 3] is b[j + 3]:
+        parts_a, parts_b = _leaf_parts(a, i), _leaf_parts(b, j)
+        if parts_a is not None and parts_b is not None:
+            if a[i] is MAP:
+                _diff_leaf_map(label, parts_a, parts_b, out)
+                return
+            if a[i + 2] == b[j + 2]:
+                (ta, va), (tb, vb) = parts_a, parts_b
+                changed = _changed(ta, va, tb, vb)
+                _report(label, (_leaf_change(f"{label}[{k}]", ta[k], va[k], tb[k], vb[k]) for k in changed),
+                        len(changed), out)
+                return
+    if node_a and node_b:
+        (a, i), (b, j) = (unpacked(a, i), 0), (unpacked(b, j), 0)
     if not node_a and not node_b:
         out.append(_leaf_change(label, a[i], a[i + 1], b[j], b[j + 1]))
         return
     if node_a and node_b and a[i] is b[j] and a[i + 3] is b[j + 3] and a[i + 4] == b[j + 4]:
-        if a[i] is MAP and _diff_map(label, a, i, b, j, out):
+        if a[i] is MAP:
+            _diff_map(label, a, i, b, j, out)
             return
         if a[i] is not SET and a[i] is not MAP and a[i + 2] == b[j + 2]:
             _diff_seq(label, a, i, b, j, out)
@@ -273,7 +294,7 @@ def _leaves_only(tokens: tuple[Any, ...], starts: list[int]) -> bool:
             and type(tokens[starts[-1]]) is not Kind and type(tokens[starts[0]]) is not Kind)
 
 
-def _diff_map(label: str, a: tuple[Any, ...], i: int, b: tuple[Any, ...], j: int, out: list[str]) -> bool:
+def _diff_map(label: str, a: tuple[Any, ...], i: int, b: tuple[Any, ...], j: int, out: list[str]) -> None:
     """Entries changed, removed and added, by key; a change of order alone is said as such."""
     (fa, ea, xa), (fb, eb, xb) = _map_parts(a, i), _map_parts(b, j)
     before, after = dict(ea), dict(eb)
@@ -281,27 +302,80 @@ def _diff_map(label: str, a: tuple[Any, ...], i: int, b: tuple[Any, ...], j: int
     removed = [k for k, _ in ea if k not in after]
     added = [k for k, _ in eb if k not in before]
     if not (changed or removed or added) and fa == fb and xa == xb:
-        old, new = (_render_list([k for k, _ in e]) for e in (ea, eb))
-        out.append(f"{label}: key order {old} -> {new}")
-        return True
+        old, new = ([describe(k, 20) for k, _ in e[:6]] for e in (ea, eb))
+        out.append(f"{label}: key order {_listed(old, len(ea))} -> {_listed(new, len(eb))}")
+        return
     if fa != fb:
         _diff_items(f"{label}.default_factory", fa, 0, fb, 0, out)
     if xa != xb:
         _diff_items(f"{label}.__dict__", xa, 0, xb, 0, out)
-    shown = 0
     for k in changed[:_MAX_CHANGES]:
         _diff_items(f"{label}[{describe(k)}]", before[k], 0, after[k], 0, out)
-        shown += 1
-    for k in removed[: _MAX_CHANGES - shown]:
-        out.append(f"{label}[{describe(k)}]: removed")
-        shown += 1
-    for k in added[: _MAX_CHANGES - shown]:
-        out.append(f"{label}[{describe(k)}]: added ({describe(after[k])})")
-        shown += 1
-    rest = len(changed) + len(removed) + len(added) - shown
+    lines = chain((f"{label}[{describe(k)}]: removed" for k in removed),
+                  (f"{label}[{describe(k)}]: added ({describe(after[k])})" for k in added))
+    _report(label, lines, len(removed) + len(added), out, shown=min(len(changed), _MAX_CHANGES),
+            more=max(len(changed) - _MAX_CHANGES, 0))
+
+
+def _diff_leaf_map(label: str, a: tuple[Any, ...], b: tuple[Any, ...], out: list[str]) -> None:
+    """``_diff_map`` for two dicts whose keys and values are all leaves, on tuples of their types, keys and values:
+    no object is made per entry, so two 1e6-entry dicts are compared in a fraction of a second."""
+    (kta, ka, vta, va), (ktb, kb, vtb, vb) = a, b
+    if ka == kb and kta == ktb:
+        same_keys = _changed(vta, va, vtb, vb)
+        _report(label, (_leaf_change(f"{label}[{safe_repr(ka[p])}]", vta[p], va[p], vtb[p], vb[p])
+                        for p in same_keys), len(same_keys), out)
+        return
+    pos_a, pos_b = dict(zip(ka, range(len(ka)))), dict(zip(kb, range(len(kb))))
+    removed: list[int] = []
+    changed: list[tuple[int, int]] = []
+    for p, k in enumerate(ka):
+        q = pos_b.get(k)
+        if q is None or ktb[q] is not kta[p]:
+            removed.append(p)
+        elif vtb[q] is not vta[p] or vb[q] != va[p]:
+            changed.append((p, q))
+    added = [q for q, k in enumerate(kb) if k not in pos_a or kta[pos_a[k]] is not ktb[q]]
+    if not (removed or added or changed):
+        old, new = ([safe_repr(k, 20) for k in keys[:6]] for keys in (ka, kb))
+        out.append(f"{label}: key order {_listed(old, len(ka))} -> {_listed(new, len(kb))}")
+        return
+    lines = chain((_leaf_change(f"{label}[{safe_repr(ka[p])}]", vta[p], va[p], vtb[q], vb[q]) for p, q in changed),
+                  (f"{label}[{safe_repr(ka[p])}]: removed" for p in removed),
+                  (f"{label}[{safe_repr(kb[q])}]: added ({safe_repr(vb[q])})" for q in added))
+    _report(label, lines, len(changed) + len(removed) + len(added), out)
+
+
+def _leaf_parts(tokens: tuple[Any, ...], i: int) -> tuple[tuple[Any, ...], ...] | None:
+    """A plain dict, list or tuple whose children are all leaves, as tuples of (key types, keys,) value types and
+    values, sliced in C; None for any other node."""
+    kind, span, n, _, extra = tokens[i : i + HEAD]
+    width = 4 if kind is MAP else 2
+    if type(extra) is int and extra == PACKED:
+        return tokens[i + HEAD : i + HEAD + width]
+    if extra != 0 or kind not in (MAP, SEQ) or span != n * width:
+        return None
+    start, end = i + HEAD, i + HEAD + span
+    return tuple(tokens[start + k : end : width] for k in range(width))
+
+
+def _changed(ta: tuple[type, ...], va: tuple[Any, ...], tb: tuple[type, ...], vb: tuple[Any, ...]) -> list[int]:
+    """Positions where two packed sequences of atomic leaves differ in value or type, found in C."""
+    differ = set(compress(range(len(va)), map(ne, va, vb)))
+    return sorted(differ.union(compress(range(len(ta)), map(is_not, ta, tb))))
+
+
+def _report(label: str, lines: Iterator[str], total: int, out: list[str], shown: int = 0, more: int = 0) -> None:
+    """At most ``_MAX_CHANGES`` lines about one value (``shown`` already given), then how many more there are."""
+    room = max(_MAX_CHANGES - shown, 0)
+    out.extend(islice(lines, room))
+    rest = more + max(total - room, 0)
     if rest:
         out.append(f"{label}: and {rest} more changes")
-    return True
+
+
+def _listed(texts: list[str], total: int) -> str:
+    return "[" + ", ".join(texts) + (", ...]" if total > len(texts) else "]")
 
 
 Item = tuple[Any, ...]
@@ -324,8 +398,3 @@ def _map_parts(tokens: tuple[Any, ...], i: int) -> tuple[Item, list[tuple[Item, 
     if extra & ATTRS:
         attrs = items.pop()
     return factory, list(zip(items[::2], items[1::2])), attrs
-
-
-def _render_list(keys: list[Item]) -> str:
-    shown = [describe(k, 20) for k in keys[:6]]
-    return "[" + ", ".join(shown) + (", ...]" if len(keys) > len(shown) else "]")
