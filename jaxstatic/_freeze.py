@@ -399,5 +399,5 @@ def class_name(t: type) -> str:
     return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
-__all__ = ["ATOMIC", "CONTAINER", "RECORD", "Hashed", "IdentityMemo", "Unfreezable", "class_info", "class_name", "freeze", "is_array",
-           "is_container", "is_immutable", "shaped", "size", "thaw", "type_name"]
+__all__ = ["ATOMIC", "CONTAINER", "RECORD", "Hashed", "IdentityMemo", "Unfreezable", "class_info", "class_name",
+           "freeze", "is_array", "is_container", "is_immutable", "shaped", "size", "thaw", "type_name"]

@@ -2,8 +2,8 @@
 
 Both read the key's tokens without rebuilding the value, so their cost is bounded however large the value: rendering
 stops at a few dozen characters, and two keys are compared entry by entry in C before the few entries that differ
-are put in words (about 0.1 s for two 1e6-entry dicts, measured by ``benchmarks/explain.py``). Neither raises: a
-user ``__repr__`` or ``__eq__`` that fails gives a plainer text.
+are put in words (a fraction of a second for two 1e6-entry dicts, measured by ``benchmarks/explain.py``). Neither
+raises: a user ``__repr__`` or ``__eq__`` that fails gives a plainer text.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def _pieces(tokens: tuple[Any, ...], i: int, limit: int) -> Iterator[str]:
     stack: list[Frame] = []
     while True:
         tok = tokens[i]
-        if type(tok) is Kind and tokens[i + 4] == PACKED and type(tokens[i + 4]) is int:
+        if type(tok) is Kind and type(tokens[i + 4]) is int and tokens[i + 4] == PACKED:
             yield from _pieces(unpacked(tokens, i, limit // 2 + 1), 0, limit)  # enough entries to pass the limit
             i += item_span(tokens, i)
         elif type(tok) is Kind:
@@ -126,9 +126,9 @@ def _frame(kind: Kind, t: type, extra: Any, n: int) -> tuple[str, Callable[[int]
     if kind is MAP:
         if t is dict:
             return "{", _dict_sep, "}", 2 * n, 0
-        if extra & FACTORY:
-            return (f"{name}(", lambda k: "" if k == 0 else ", {" if k == 1 else _dict_sep(k - 1), "})" if n else ", {})",
-                    2 * n + 1 + skip, skip)
+        if extra & FACTORY:  # the factory, then the entries: defaultdict(<class 'list'>, {'a': [1]})
+            before = lambda k: "" if k == 0 else ", {" if k == 1 else _dict_sep(k - 1)  # noqa: E731
+            return f"{name}(", before, "})" if n else ", {})", 2 * n + 1 + skip, skip
         return f"{name}({{", _dict_sep, "})", 2 * n + skip, skip
     if t is list or t is tuple:
         return ("[", _commas, "]", n, 0) if t is list else ("(", _commas, ",)" if n == 1 else ")", n, 0)
@@ -384,15 +384,10 @@ Item = tuple[Any, ...]
 def _map_parts(tokens: tuple[Any, ...], i: int) -> tuple[Item, list[tuple[Item, Item]], Item]:
     """A mapping node's default factory, (key, value) items in order, and instance attributes, each item as its
     own token stream (empty when absent)."""
-    extra, starts = tokens[i + 4], _children(tokens, i)
-    fast = extra == 0 and _leaves_only(tokens, starts)
-    items = None if fast else [tokens[p : p + item_span(tokens, p)] for p in starts]
+    extra = tokens[i + 4]
+    items = [tokens[p : p + item_span(tokens, p)] for p in _children(tokens, i)]
     factory: Item = ()
     attrs: Item = ()
-    if items is None:  # every key and value a leaf: pairs of pairs, in C
-        s, e = starts[0], starts[-1] + 2
-        entries = list(zip(zip(tokens[s:e:4], tokens[s + 1 : e : 4]), zip(tokens[s + 2 : e : 4], tokens[s + 3 : e : 4])))
-        return factory, entries, attrs
     if extra & FACTORY:
         factory = items.pop(0)
     if extra & ATTRS:
