@@ -53,7 +53,7 @@ class JitFunction(StaticFunction[_P, _R]):
         super().__init__(fn, jax_options, max_traces=max_traces, cache_size=cache_size)
 
     def _resolve(self, layout: Layout) -> None:
-        _options.check_not_static(self._function, self._params.donate, layout.static, "donate_argnums")
+        _options.check_not_static(self._function, self._params.donate, layout.static, "donate_argnums/donate_argnames")
         self._by_name = _options.per_parameter(self._function, layout.signature, self._in_shardings, "in_shardings",
                                                layout.static)
 

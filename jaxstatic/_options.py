@@ -145,10 +145,10 @@ def check_not_static(function: str, names: Iterable[str], static: frozenset[str]
 
 
 def per_parameter(function: str, signature: inspect.Signature, value: Any, option: str, static: frozenset[str],
-                  *, default: Any = None) -> dict[str, Any] | None:
-    """A per-argument option given as a tuple over the non-static positional parameters (jax's meaning), a tuple
-    over all positional parameters (with anything at the Static ones, which is ignored), or a dict by parameter
-    name; ``None`` when ``value`` is neither (one value for every argument). Names absent get ``default``."""
+                  *, over_all: bool = False) -> dict[str, Any] | None:
+    """A per-argument option given as a tuple over the non-static positional parameters (jax's meaning), with
+    ``over_all`` also a tuple over all positional parameters (its entries at Static ones are ignored), or a dict by
+    parameter name; ``None`` when ``value`` is neither (one value for every argument)."""
     if isinstance(value, Mapping):
         check_argnames(function, signature, tuple(value), option)
         return dict(value)
@@ -158,7 +158,7 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
     dynamic = [n for n in names if n not in static]
     if len(value) == len(dynamic):
         return dict(zip(dynamic, value))
-    if len(value) == len(names):
+    if over_all and len(value) == len(names):
         return dict(zip(names, value))
     raise option_error(option, function,
                        f"has {len(value)} entries, but {function} has {len(dynamic)} non-static positional "
