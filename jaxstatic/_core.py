@@ -108,8 +108,10 @@ class StaticFunction(Generic[_P, _R]):
     def _resolve(self, layout: Layout) -> None:
         """Check and resolve the options that depend on which parameters are static (once)."""
 
-    def _build(self, plan: Plan, body: Callable[..., Any]) -> Callable[..., Any]:
-        """The JAX program of one static key: ``body`` takes the dynamic values of ``plan``'s call shape."""
+    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+        """The JAX program of one static key: ``body`` takes the dynamic values of ``plan``'s call shape, in the
+        order of ``plan.dynamics`` (named ones positionally, then ``*args`` extras, then ``**kwargs`` extras by
+        keyword). ``statics(plan, slot)`` gives the static values, for transforms with rules of their own."""
         raise NotImplementedError
 
     # -- call shapes -----------------------------------------------------------------------------------------
@@ -217,7 +219,8 @@ class StaticFunction(Generic[_P, _R]):
                 flight = self._inflight.get(key) if program is None else None
                 if program is None and flight is None:
                     slot = Slot(key)
-                    flight = self._inflight[key] = _InFlight(me, self._build(plan, self._body(plan, slot)), slot)
+                    program = self._build(plan, self._body(plan, slot), slot)
+                    flight = self._inflight[key] = _InFlight(me, program, slot)
                     break
             if program is not None:  # another thread finished it meanwhile
                 return self._guarded(plan, program, self._slots[key], args, kwargs)
@@ -309,9 +312,7 @@ class StaticFunction(Generic[_P, _R]):
         counts = self._counts_traces
 
         def body(*dyn: Any, **dynkw: Any) -> Any:
-            statics = getattr(slot.local, "statics", None)
-            if statics is None:  # a retrace for new shapes: values equal to the caller's, rebuilt from the key
-                statics = dict(zip(labels, map(_freeze.thaw, _codegen.static_keys(key))))
+            statics = statics_of(plan, slot)
             dynamic: dict[str, Any] = dict(zip(named, dyn))
             if varpos is not None:
                 dynamic[varpos] = dyn[len(named):]
@@ -429,6 +430,15 @@ def _general_call(self: StaticFunction[Any, Any], args: tuple[Any, ...], kwargs:
     return dispatch(args, kwargs)
 
 
+def statics_of(plan: Plan, slot: Slot) -> dict[str, Any]:
+    """The static values of a program, by parameter name: the caller's own objects while the caller's call traces
+    it; on a retrace for new shapes, values equal to them (same types, order and bits), rebuilt from the key."""
+    statics = getattr(slot.local, "statics", None)
+    if statics is None:
+        statics = dict(zip([name for name, _ in plan.statics], map(_freeze.thaw, _codegen.static_keys(slot.key))))
+    return statics
+
+
 def _program_signature(named: list[str], varpos: str | None, varkw: str | None) -> inspect.Signature:
     """The signature of a program's body: the dynamic parameters, by the user's names, as JAX's errors print them."""
     kind = inspect.Parameter
@@ -444,4 +454,4 @@ def _is_traceable(leaf: object) -> bool:
     return _freeze.is_array(leaf) or isinstance(leaf, (int, float, complex, bool)) or hasattr(leaf, "dtype")
 
 
-__all__ = ["BoundMethod", "Slot", "StaticFunction", "jit_disabled"]
+__all__ = ["BoundMethod", "Slot", "StaticFunction", "jit_disabled", "statics_of"]

@@ -57,7 +57,7 @@ class JitFunction(StaticFunction[_P, _R]):
         self._by_name = _options.per_parameter(self._function, layout.signature, self._in_shardings, "in_shardings",
                                                layout.static)
 
-    def _build(self, plan: Plan, body: Callable[..., Any]) -> Callable[..., Any]:
+    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         options = dict(self._options)
         program_args = [name for name, src in plan.dynamics if src.kind != "varkw"]
         donate = [i for i, name in enumerate(program_args) if name in self._params.donate]
@@ -81,7 +81,7 @@ class JitFunction(StaticFunction[_P, _R]):
         made = program is None or slot is None
         if made:
             slot = Slot(key)
-            program = self._build(plan, self._body(plan, slot))
+            program = self._build(plan, self._body(plan, slot), slot)
         assert slot is not None
         pos, kw = plan.dynamic_values(args, kwargs)
         local = slot.local

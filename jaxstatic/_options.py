@@ -11,6 +11,7 @@ function (static parameters are not among its arguments), so names are the one f
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -86,7 +87,7 @@ def check_argnames(function: str, signature: inspect.Signature, names: Any, opti
             raise option_error(option, function, f"contains {_describe(name)}", "Give parameter names as strings.")
         p = params.get(name)
         if p is None or p.kind in (_Kind.VAR_POSITIONAL, _Kind.VAR_KEYWORD):
-            close = [n for n in params if n.lower() == name.lower() or n.startswith(name[:3])]
+            close = difflib.get_close_matches(name, list(params), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise option_error(option, function,
                                f"names {name!r}, which is not a parameter of {function}{_plain(signature)}{hint}",
