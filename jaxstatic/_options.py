@@ -11,6 +11,7 @@ function (static parameters are not among its arguments), so names are the one f
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -20,18 +21,26 @@ from ._errors import OptionError, option_error
 _Kind = inspect.Parameter
 
 
+_NOT_TRACEABLE = ((inspect.CO_GENERATOR, "a generator function"), (inspect.CO_COROUTINE, "a coroutine function"),
+                  (inspect.CO_ASYNC_GENERATOR, "an async generator function"))
+
+
 def check_callable(fn: object, transform: str) -> Callable[..., Any]:
-    """``fn`` itself when a JAX transform can trace it; a clear error at decoration otherwise."""
+    """``fn`` itself when a JAX transform can trace it; a clear error at decoration otherwise. Cheap: a flag test
+    on the code objects along ``__wrapped__``."""
     if not callable(fn):
         raise option_error(transform, None, f"expects a function, but got {_describe(fn)}",
                            "Apply it to a function, as @jaxstatic.jit or jaxstatic.jit(f, ...).")
-    target = inspect.unwrap(fn) if inspect.isfunction(fn) else fn
-    kind = ("a generator function" if inspect.isgeneratorfunction(target)
-            else "an async generator function" if inspect.isasyncgenfunction(target)
-            else "a coroutine function" if inspect.iscoroutinefunction(target) else None)
-    if kind is not None:
-        raise option_error(transform, display_name(fn), f"is {kind}, which JAX cannot trace",
-                           "Return arrays from a plain function; iterate or await outside it.")
+    target: Any = fn
+    for _ in range(8):  # a wrapper made with functools.wraps around a generator function is one too
+        flags = getattr(getattr(target, "__code__", None), "co_flags", 0)
+        for flag, kind in _NOT_TRACEABLE:
+            if flags & flag:
+                raise option_error(transform, display_name(fn), f"is {kind}, which JAX cannot trace",
+                                   "Return arrays from a plain function; iterate or await outside it.")
+        target = getattr(target, "__wrapped__", None)
+        if target is None:
+            break
     return fn
 
 
@@ -86,7 +95,7 @@ def check_argnames(function: str, signature: inspect.Signature, names: Any, opti
             raise option_error(option, function, f"contains {_describe(name)}", "Give parameter names as strings.")
         p = params.get(name)
         if p is None or p.kind in (_Kind.VAR_POSITIONAL, _Kind.VAR_KEYWORD):
-            close = [n for n in params if n.lower() == name.lower() or n.startswith(name[:3])]
+            close = difflib.get_close_matches(name, list(params), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise option_error(option, function,
                                f"names {name!r}, which is not a parameter of {function}{_plain(signature)}{hint}",
@@ -145,10 +154,10 @@ def check_not_static(function: str, names: Iterable[str], static: frozenset[str]
 
 
 def per_parameter(function: str, signature: inspect.Signature, value: Any, option: str, static: frozenset[str],
-                  *, default: Any = None) -> dict[str, Any] | None:
-    """A per-argument option given as a tuple over the non-static positional parameters (jax's meaning), a tuple
-    over all positional parameters (with anything at the Static ones, which is ignored), or a dict by parameter
-    name; ``None`` when ``value`` is neither (one value for every argument). Names absent get ``default``."""
+                  *, over_all: bool = False) -> dict[str, Any] | None:
+    """A per-argument option given as a tuple over the non-static positional parameters (jax's meaning), with
+    ``over_all`` also a tuple over all positional parameters (its entries at Static ones are ignored), or a dict by
+    parameter name; ``None`` when ``value`` is neither (one value for every argument)."""
     if isinstance(value, Mapping):
         check_argnames(function, signature, tuple(value), option)
         return dict(value)
@@ -158,7 +167,7 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
     dynamic = [n for n in names if n not in static]
     if len(value) == len(dynamic):
         return dict(zip(dynamic, value))
-    if len(value) == len(names):
+    if over_all and len(value) == len(names):
         return dict(zip(names, value))
     raise option_error(option, function,
                        f"has {len(value)} entries, but {function} has {len(dynamic)} non-static positional "
