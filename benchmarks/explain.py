@@ -13,6 +13,7 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import jax.numpy as jnp
@@ -43,17 +44,17 @@ def main() -> None:
     new = signature(-1)
     print("explaining one retrace (ms), by earlier traces compared with:")
     for size in (1, 64, 1000):
-        print(f"  {size:5d} earlier traces  {median_ms(lambda: blame(history[:size], new), args.rounds):8.3f}")
+        print(f"  {size:5d} earlier traces  {median_ms(partial(blame, history[:size], new), args.rounds):8.3f}")
     for start, what in ((1, "floats"), (0, "floats, one of them 0.0 (keyed by its bits)")):
         big = {f"w{i}": float(i) for i in range(start, start + 1_000_000)}
         changed = dict(big, w5=-5.0)
         reordered = dict(reversed(big.items()))
         old_key, new_key, order_key = freeze(big), freeze(changed), freeze(reordered)
         print(f"a 1e6-entry static dict of {what} (ms):")
-        print(f"  freeze                   {median_ms(lambda: freeze(big), args.rounds):9.1f}")
-        print(f"  describe                 {median_ms(lambda: describe(old_key), args.rounds):9.3f}")
+        print(f"  freeze                   {median_ms(partial(freeze, big), args.rounds):9.1f}")
+        print(f"  describe                 {median_ms(partial(describe, old_key), args.rounds):9.3f}")
         for name, key in (("diff, one entry changed", new_key), ("diff, order reversed", order_key)):
-            print(f"  {name:24} {median_ms(lambda: diff('cfg', old_key, key), args.rounds):9.1f}"
+            print(f"  {name:24} {median_ms(partial(diff, 'cfg', old_key, key), args.rounds):9.1f}"
                   f"   {diff('cfg', old_key, key)}")
 
 

@@ -52,6 +52,7 @@ Signature = Mapping[str, "DynamicSig | StaticSig"]
 NOTHING_SEEN = ("no argument changed in shape, dtype, weak type, pytree structure, sharding, committedness or static "
                 "value: JAX traced again for a reason outside the arguments (a jax.config setting or context "
                 "changed, or JAX dropped the program from its own caches)")
+"""Why a retrace happened when ``blame`` finds no difference and the caller knows no better reason."""
 
 
 def dynamic_sig(value: Any) -> DynamicSig:
@@ -162,13 +163,14 @@ def _distance(new: Signature, old: Signature) -> int:
 
 
 def blame(history: list[Signature], signature: Signature) -> list[str]:
-    """The differences from the most similar earlier signature (the latest among equals), in words.
+    """The differences from the most similar earlier signature (the latest among equals), in words; empty when no
+    difference can be seen (the caller says why: ``NOTHING_SEEN``, or a reason it knows, such as an eviction).
 
     Never raises: when explaining fails, the parameters that changed are named without detail.
     """
     try:
         nearest = min(reversed(history), key=functools.partial(_distance, signature))
-        return explain(nearest, signature) or [NOTHING_SEEN]
+        return explain(nearest, signature)
     except Exception:
         return _plain(history, signature)
 
@@ -177,6 +179,6 @@ def _plain(history: list[Signature], signature: Signature) -> list[str]:
     try:
         last = history[-1]
         changed = [label for label in signature if label not in last or not _same(last[label], signature[label])]
-        return [f"{label}: changed (jaxstatic could not say how)" for label in changed] or [NOTHING_SEEN]
+        return [f"{label}: changed (jaxstatic could not say how)" for label in changed]
     except Exception:
         return ["the arguments changed (jaxstatic could not say how)"]
