@@ -327,15 +327,15 @@ def _diff_leaf_map(label: str, a: tuple[Any, ...], b: tuple[Any, ...], out: list
                         for p in same_keys), len(same_keys), out)
         return
     pos_a, pos_b = dict(zip(ka, range(len(ka)))), dict(zip(kb, range(len(kb))))
-    removed: list[int] = []
-    changed: list[tuple[int, int]] = []
-    for p, k in enumerate(ka):
-        q = pos_b.get(k)
-        if q is None or ktb[q] is not kta[p]:
-            removed.append(p)
-        elif vtb[q] is not vta[p] or vb[q] != va[p]:
-            changed.append((p, q))
-    added = [q for q, k in enumerate(kb) if k not in pos_a or kta[pos_a[k]] is not ktb[q]]
+    kept_a = list(compress(range(len(ka)), map(pos_b.__contains__, ka)))  # entries of a whose key b has, in C
+    kept_b = list(map(pos_b.__getitem__, map(ka.__getitem__, kept_a)))
+    retyped = {kept_a[k] for k in compress(range(len(kept_a)), map(is_not, map(kta.__getitem__, kept_a),
+                                                                    map(ktb.__getitem__, kept_b)))}
+    gone, new_keys = pos_a.keys() - pos_b.keys(), pos_b.keys() - pos_a.keys()
+    removed = [*compress(range(len(ka)), map(gone.__contains__, ka)), *retyped]
+    added = [*compress(range(len(kb)), map(new_keys.__contains__, kb)), *(pos_b[ka[p]] for p in retyped)]
+    moved = _changed(_picked(vta, kept_a), _picked(va, kept_a), _picked(vtb, kept_b), _picked(vb, kept_b))
+    changed = [(kept_a[k], kept_b[k]) for k in moved if kept_a[k] not in retyped]
     if not (removed or added or changed):
         old, new = ([safe_repr(k, 20) for k in keys[:6]] for keys in (ka, kb))
         out.append(f"{label}: key order {_listed(old, len(ka))} -> {_listed(new, len(kb))}")
@@ -344,6 +344,10 @@ def _diff_leaf_map(label: str, a: tuple[Any, ...], b: tuple[Any, ...], out: list
                   (f"{label}[{safe_repr(ka[p])}]: removed" for p in removed),
                   (f"{label}[{safe_repr(kb[q])}]: added ({safe_repr(vb[q])})" for q in added))
     _report(label, lines, len(changed) + len(removed) + len(added), out)
+
+
+def _picked(part: tuple[Any, ...], positions: list[int]) -> tuple[Any, ...]:
+    return tuple(map(part.__getitem__, positions))
 
 
 def _leaf_parts(tokens: tuple[Any, ...], i: int) -> tuple[tuple[Any, ...], ...] | None:
