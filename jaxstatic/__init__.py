@@ -9,6 +9,7 @@ from ._annotations import (
 from ._aot import Compiled as Compiled, Lowered as Lowered
 from ._errors import (
     AnnotationError as AnnotationError,
+    HiddenStaticWarning as HiddenStaticWarning,
     JaxstaticError as JaxstaticError,
     NonArrayArgumentError as NonArrayArgumentError,
     NonStaticValueError as NonStaticValueError,
@@ -23,6 +24,7 @@ __all__ = [
     "AnnotationError",
     "CacheInfo",
     "Compiled",
+    "HiddenStaticWarning",
     "JaxstaticError",
     "JitFunction",
     "Lowered",

@@ -1,4 +1,4 @@
-"""Exception classes. Each is a ``TypeError`` (or ``RuntimeError``) subclass, exported from ``jaxstatic``."""
+"""Exception and warning classes, and the builders of their messages; each is exported from ``jaxstatic``."""
 
 from __future__ import annotations
 
@@ -27,7 +27,43 @@ class RetraceError(JaxstaticError, RuntimeError):
     """A function was traced more often than its ``max_traces`` allows."""
 
 
+class HiddenStaticWarning(UserWarning):
+    """A decorator below a jaxstatic transform hides the ``Static`` parameters of the function it wraps, so they
+    are traced as arrays. ``warnings.filterwarnings("error", category=HiddenStaticWarning)`` makes it an error."""
+
+
+def hidden_static_message(transform: str, inner: str, params: tuple[str, ...], decorators: tuple[str, ...],
+                          wrapper: str, class_based: bool) -> str:
+    """The ``HiddenStaticWarning`` text: what hides which parameters of which function, behind what, and the fix."""
+    names, one = ", ".join(map(repr, params)), len(params) == 1
+    return (f"{transform} cannot see the Static parameter{'' if one else 's'} {names} of {inner}: "
+            f"{_hiders(decorators)} {'it' if one else 'them'} behind {wrapper}, which has no __wrapped__, "
+            f"so {names} {'is' if one else 'are'} traced as {'an array' if one else 'arrays'}. "
+            f"{_hidden_fix(transform, decorators, class_based)}")
+
+
+def hidden_static_note(transform: str, inner: str, params: tuple[str, ...], decorators: tuple[str, ...],
+                       class_based: bool) -> str:
+    """The note added to JAX's tracer errors raised where a hidden ``Static`` parameter was traced."""
+    names, one = ", ".join(map(repr, params)), len(params) == 1
+    return (f"{names} {'is' if one else 'are'} declared Static in {inner}, but {_hiders(decorators)} "
+            f"{'it' if one else 'them'}, so {transform} traced {'it as an array' if one else 'them as arrays'}. "
+            f"{_hidden_fix(transform, decorators, class_based)}")
+
+
+def _hiders(decorators: tuple[str, ...]) -> str:
+    if len(decorators) == 1:
+        return f"decorator {decorators[0]} hides"
+    return f"decorators {', '.join(decorators)} hide"
+
+
+def _hidden_fix(transform: str, decorators: tuple[str, ...], class_based: bool) -> str:
+    each = "the wrapper" if len(decorators) == 1 else "each wrapper"
+    in_class = " (functools.update_wrapper(self, fn) in a class)" if class_based else ""
+    return f"Decorate {each} with @functools.wraps(fn){in_class}, or apply {transform} below @{decorators[-1]}."
+
+
 for _cls in (JaxstaticError, AnnotationError, NonStaticValueError, NonArrayArgumentError, StaticMismatchError,
-             RetraceError):
+             RetraceError, HiddenStaticWarning):
     _cls.__module__ = "jaxstatic"
 del _cls

@@ -16,7 +16,7 @@ from typing import Any, Concatenate, Generic, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec, Self
 
-from . import _explain, _freeze, _stats
+from . import _explain, _freeze, _hidden, _stats
 from ._aot import Compilation, Lowered
 from ._errors import NonArrayArgumentError
 from ._plan import FROZEN, Layout, Plan, generate_dispatch, static_keys, to_pair
@@ -214,7 +214,11 @@ class JitFunction(Generic[_P, _R]):
             }
             stats.record_trace(signature)
             call_args, call_kwargs = layout.assemble(dynamic, statics)
-            return fn(*call_args, **call_kwargs)
+            try:
+                return fn(*call_args, **call_kwargs)
+            except _hidden.TRACER_ERRORS as err:
+                _hidden.explain_tracer_error(err, fn, call_args, call_kwargs)
+                raise
 
         body.__name__ = getattr(fn, "__name__", "jaxstatic_function")
         body.__qualname__ = self._function

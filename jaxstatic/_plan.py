@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import _freeze
+from . import _freeze, _hidden
 from ._annotations import find_static_params
 
 _Kind = inspect.Parameter
@@ -76,6 +76,7 @@ class Layout:
         if unknown:
             raise TypeError(f"{function}(): static_argnames names {sorted(unknown)}, which are not parameters of "
                             f"{function}{signature}.")
+        _hidden.warn_if_hidden(fn, static)
         return cls(function, signature, frozenset(static))
 
     @property
