@@ -47,6 +47,7 @@ TRACER_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConver
 _MAX_DEPTH = 8  # stacked wrappers followed before giving up (silently)
 _MAX_UNWRAP = 100  # __wrapped__/partial/method links followed; a cycle must not hang the first call
 _VARARGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+_NOT_A_CANDIDATE = None  # stands for ``self`` among a method's bound arguments
 _BOUNDARIES = ("STORE_", "POP_TOP", "RETURN_", "JUMP_", "POP_JUMP_")  # the end of one statement's loads
 
 
@@ -127,8 +128,9 @@ class _Wrapper:
         if not code.co_flags & _VARARGS:
             return None
         reachable: dict[str, Any] = {}
-        if receiver is not None and bound and bound[0] is receiver:
+        if receiver is not None and bound and bound[0] is receiver:  # ``self.fn``; ``self`` itself is no candidate
             reachable.update(getattr(receiver, "__dict__", {}))
+            bound = (_NOT_A_CANDIDATE, *bound[1:])
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
             try:
                 reachable[name] = cell.cell_contents
@@ -210,16 +212,20 @@ def _names(argval: Any) -> tuple[str, ...]:
     return ()
 
 
-def _search(fn: Any, depth: int) -> tuple[tuple[_Wrapper, ...], Any, tuple[str, ...]] | None:
+def _search(fn: Any, depth: int, outer: tuple[Any, ...] = ()) -> tuple[tuple[_Wrapper, ...], Any,
+                                                                      tuple[str, ...]] | None:
     """The wrappers from ``fn`` down to the first forwarded callable that declares ``Static`` parameters."""
     wrapper = _Wrapper.of(fn)
     if wrapper is None:
         return None
+    path = (*outer, fn)
     for candidate in wrapper.forwarded():
+        if any(candidate is seen for seen in path):  # a wrapper forwarding to itself, or to one above it
+            continue
         params = _static_params(candidate)
         if params:
             return (wrapper,), candidate, params
-        deeper = _search(candidate, depth - 1) if depth > 1 else None
+        deeper = _search(candidate, depth - 1, path) if depth > 1 else None
         if deeper is not None:
             return (wrapper, *deeper[0]), deeper[1], deeper[2]
     return None
@@ -273,10 +279,13 @@ def _name(fn: Any) -> str:
 
 
 def _signature(fn: Any) -> str:
+    """``(*args, **kwargs)``: the parameters without their annotations, which say nothing here."""
     try:
-        return str(inspect.signature(fn))
+        sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return "(...)"
+    bare = [p.replace(annotation=p.empty) for p in sig.parameters.values()]
+    return str(sig.replace(parameters=bare, return_annotation=sig.empty))
 
 
 def _user_stacklevel() -> int:
