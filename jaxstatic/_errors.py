@@ -1,4 +1,5 @@
-"""Exception and warning classes, and the builders of their messages; each is exported from ``jaxstatic``."""
+"""Exception classes and the builders of their messages. Each is a ``TypeError`` (or ``RuntimeError``) subclass,
+exported from ``jaxstatic``; ``HiddenStaticWarning`` is a ``UserWarning``."""
 
 from __future__ import annotations
 
@@ -27,14 +28,50 @@ class RetraceError(JaxstaticError, RuntimeError):
     """A function was traced more often than its ``max_traces`` allows."""
 
 
+class OptionError(JaxstaticError, TypeError):
+    """An option given to a transform (``donate_argnums``, ``static_argnames``, ``in_axes``, ``max_traces``, ...)
+    does not fit the function; raised when the transform is applied, not at the first call."""
+
+
 class HiddenStaticWarning(UserWarning):
     """A decorator below a jaxstatic transform hides the ``Static`` parameters of the function it wraps, so they
     are traced as arrays. ``warnings.filterwarnings("error", category=HiddenStaticWarning)`` makes it an error."""
 
 
+for _cls in (JaxstaticError, AnnotationError, NonStaticValueError, NonArrayArgumentError, StaticMismatchError,
+             RetraceError, OptionError, HiddenStaticWarning):
+    _cls.__module__ = "jaxstatic"
+del _cls
+
+
+def option_error(option: str, function: str | None, problem: str, fix: str) -> OptionError:
+    """``jaxstatic: donate_argnames of step names 'parms', which is not a parameter of step(params, batch). Name
+    one of its parameters.``"""
+    where = f"{option} of {function}" if function is not None else option
+    return OptionError(f"jaxstatic: {where} {problem}. {fix}")
+
+
+def retrace_limit_error(function: str, max_traces: int, number: int, why: str | None) -> RetraceError:
+    """``f needs trace #3, but max_traces=2 allows at most 2 traces; it changed because n: 2 -> 3. ...``"""
+    allowed = "no trace at all" if max_traces == 0 else f"at most {max_traces} trace{'s' * (max_traces != 1)}"
+    because = f", because {why}" if why else ""
+    return RetraceError(
+        f"{function} needs trace #{number}{because}, but max_traces={max_traces} allows {allowed}. Mark a "
+        "parameter Static only if it takes few values, keep shapes and dtypes fixed, or raise max_traces."
+    )
+
+
+def unknown_options_error(transform: str, function: str, unknown: set[str], known: frozenset[str]) -> OptionError:
+    close = {u: [k for k in known if k[:6] == u[:6]] for u in sorted(unknown)}
+    hints = "".join(f" (did you mean {c[0]!r} for {u!r}?)" for u, c in close.items() if c)
+    return OptionError(f"jaxstatic.{transform}({function}): unknown option(s) {sorted(unknown)}{hints}; it accepts "
+                       f"{sorted(known)}.")
+
+
 def hidden_static_message(transform: str, inner: str, params: tuple[str, ...], decorators: tuple[str, ...],
                           wrapper: str, class_based: bool) -> str:
-    """The ``HiddenStaticWarning`` text: what hides which parameters of which function, behind what, and the fix."""
+    """``jaxstatic.jit cannot see the Static parameter 'n' of g: decorator log_calls hides it behind
+    log_calls.<locals>.wrapper(*args, **kwargs), which has no __wrapped__, so 'n' is traced as an array. ...``"""
     names, one = ", ".join(map(repr, params)), len(params) == 1
     return (f"{transform} cannot see the Static parameter{'' if one else 's'} {names} of {inner}: "
             f"{_hiders(decorators)} {'it' if one else 'them'} behind {wrapper}, which has no __wrapped__, "
@@ -44,7 +81,7 @@ def hidden_static_message(transform: str, inner: str, params: tuple[str, ...], d
 
 def hidden_static_note(transform: str, inner: str, params: tuple[str, ...], decorators: tuple[str, ...],
                        class_based: bool) -> str:
-    """The note added to JAX's tracer errors raised where a hidden ``Static`` parameter was traced."""
+    """The note on JAX's tracer errors: ``'n' is declared Static in g, but decorator log_calls hides it, ...``"""
     names, one = ", ".join(map(repr, params)), len(params) == 1
     return (f"{names} {'is' if one else 'are'} declared Static in {inner}, but {_hiders(decorators)} "
             f"{'it' if one else 'them'}, so {transform} traced {'it as an array' if one else 'them as arrays'}. "
@@ -61,9 +98,3 @@ def _hidden_fix(transform: str, decorators: tuple[str, ...], class_based: bool) 
     each = "the wrapper" if len(decorators) == 1 else "each wrapper"
     in_class = " (functools.update_wrapper(self, fn) in a class)" if class_based else ""
     return f"Decorate {each} with @functools.wraps(fn){in_class}, or apply {transform} below @{decorators[-1]}."
-
-
-for _cls in (JaxstaticError, AnnotationError, NonStaticValueError, NonArrayArgumentError, StaticMismatchError,
-             RetraceError, HiddenStaticWarning):
-    _cls.__module__ = "jaxstatic"
-del _cls

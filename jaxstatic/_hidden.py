@@ -33,12 +33,16 @@ import sys
 import types
 import warnings
 from collections.abc import Callable, Collection, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import jax
+from typing_extensions import ParamSpec
 
 from ._annotations import find_static_params
 from ._errors import HiddenStaticWarning, JaxstaticError, hidden_static_message, hidden_static_note
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 TRACER_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
                  jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError)
@@ -78,14 +82,28 @@ def warn_if_hidden(fn: Callable[..., Any], static: Collection[str], transform: s
         warnings.warn(HiddenStaticWarning(message), stacklevel=_user_stacklevel())
 
 
-def explain_tracer_error(err: Exception, fn: Callable[..., Any], args: Collection[Any], kwargs: Mapping[str, Any],
-                         transform: str = "jaxstatic.jit") -> None:
-    """Add a note to JAX's tracer error ``err``, raised while tracing ``fn(*args, **kwargs)``, when a ``Static``
-    parameter of a function hidden behind ``fn`` received a tracer. The exception keeps its type."""
-    hidden = find(fn)
+def explaining(fn: Callable[_P, _R], static: Collection[str], transform: str = "jaxstatic.jit") -> Callable[_P, _R]:
+    """What the traced body calls: ``fn`` itself (no cost) unless it hides ``Static`` parameters; then ``fn`` with
+    ``explain_tracer_error`` on JAX's tracer errors. ``static`` as for ``warn_if_hidden``."""
+    hidden = None if static else find(fn)
     if hidden is None:
-        return
-    traced = _traced_params(hidden, tuple(args), kwargs)
+        return fn
+
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return fn(*args, **kwargs)
+        except TRACER_ERRORS as err:
+            explain_tracer_error(err, hidden, args, kwargs, transform)
+            raise
+
+    return call
+
+
+def explain_tracer_error(err: Exception, hidden: Hidden, args: tuple[Any, ...], kwargs: Mapping[str, Any],
+                         transform: str = "jaxstatic.jit") -> None:
+    """Add a note to JAX's tracer error ``err``, raised while tracing ``args``/``kwargs`` through ``hidden``'s
+    wrappers, when one of the hidden ``Static`` parameters received a tracer. The exception keeps its type."""
+    traced = _traced_params(hidden, args, kwargs)
     if traced:
         _add_note(err, hidden_static_note(transform, hidden.inner, traced, hidden.decorators, hidden.class_based))
 
