@@ -1,4 +1,5 @@
-"""Decorators that hide Static parameters: ``HiddenStaticWarning`` at the first call, a note on JAX's tracer errors."""
+"""Decorators that hide Static parameters: ``HiddenStaticWarning`` when the transform is applied, a note on JAX's
+tracer errors, and the mypy plugin's ``[jaxstatic-signature]`` cases answered at run time."""
 
 from __future__ import annotations
 
@@ -432,7 +433,8 @@ def _fn(*, static: bool = True) -> Callable[..., Any]:
 
 @dataclasses.dataclass(frozen=True)
 class SignatureCase:
-    """A function of ``tests/typecheck/test_signature.yml``, built at run time as the YAML builds it for mypy."""
+    """A function of ``tests/typecheck/test_signature.yml`` at run time: each decorator gets the body its declared
+    type stands for (``Callable[..., Any]``: a ``*args, **kwargs`` wrapper without wraps)."""
 
     case: str  # the YAML case
     function: str  # the function decorated there
