@@ -41,6 +41,8 @@ _T = TypeVar("_T")
 
 Dispatch = Callable[[tuple[Any, ...], dict[str, Any]], Any]
 
+_PARAM_OPTIONS = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames"})
+
 EVICTED = "its compiled program had been evicted to keep at most cache_size={} programs"
 _EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they cause (hashes keep no value alive)
 
@@ -81,9 +83,9 @@ class StaticFunction(Generic[_P, _R]):
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._function = _options.display_name(fn)
-        self._signature = inspect.signature(fn)
         self._options = dict(options)
-        self._params = _options.resolve_param_options(self._function, self._signature, self._options)
+        self._signature_: inspect.Signature | None = None
+        self._params_: _options.ParamOptions | None = None
         self._stats = _stats.TraceStats(self._function, _options.check_max_traces(self._function, max_traces),
                                         _options.check_cache_size(self._function, cache_size))
         self._cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
@@ -98,26 +100,46 @@ class StaticFunction(Generic[_P, _R]):
         self._shapes: dict[Any, tuple[Plan, dict[str, Callable[..., Any]]]] = {}  # every call shape seen
         self._variants: dict[tuple[str, ...], int] = {}
         self._layout_: Layout | None = None
-        # Options that depend on which parameters are Static are checked now when the annotations resolve;
-        # forward references to classes defined later resolve by the first call.
-        with contextlib.suppress(AnnotationError):
-            self._layout()
+        if self._options.keys() & _PARAM_OPTIONS or self._checks_at_decoration():
+            # Options that name parameters are checked now, like jax.jit's; those that depend on which parameters
+            # are Static too when the annotations resolve (forward references to later classes resolve by the
+            # first call). Without such options nothing is read now: decoration stays as cheap as jax.jit's.
+            self._params()
+            with contextlib.suppress(AnnotationError):
+                self._layout()
 
     # -- what a transform supplies ---------------------------------------------------------------------------
+
+    def _checks_at_decoration(self) -> bool:
+        """Whether this transform was given options to check against the signature when it is applied."""
+        return False
 
     def _resolve(self, layout: Layout) -> None:
         """Check and resolve the options that depend on which parameters are static (once)."""
 
-    def _build(self, plan: Plan, body: Callable[..., Any]) -> Callable[..., Any]:
-        """The JAX program of one static key: ``body`` takes the dynamic values of ``plan``'s call shape."""
+    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+        """The JAX program of one static key: ``body`` takes the dynamic values of ``plan``'s call shape, in the
+        order of ``plan.dynamics`` (named ones positionally, then ``*args`` extras, then ``**kwargs`` extras by
+        keyword). ``statics(plan, slot)`` gives the static values, for transforms with rules of their own."""
         raise NotImplementedError
 
     # -- call shapes -----------------------------------------------------------------------------------------
 
+    def _signature(self) -> inspect.Signature:
+        if self._signature_ is None:
+            self._signature_ = inspect.signature(self._fn)
+        return self._signature_
+
+    def _params(self) -> _options.ParamOptions:
+        """The parameter options (static and donated names), checked against the signature once."""
+        if self._params_ is None:
+            self._params_ = _options.resolve_param_options(self._function, self._signature(), self._options)
+        return self._params_
+
     def _layout(self) -> Layout:
         layout = self._layout_
         if layout is None:
-            layout = Layout.of(self._fn, self._function, self._signature, self._params.static)
+            layout = Layout.of(self._fn, self._function, self._signature(), self._params().static)
             self._resolve(layout)
             self._layout_ = layout
         return layout
@@ -169,6 +191,7 @@ class StaticFunction(Generic[_P, _R]):
 
         return {
             "cache": self._cache,
+            "lookup": self._cache.get,
             "touch": touch,
             "next_call": self._stats.calls.__next__,
             "miss": functools.partial(self._miss, plan),
@@ -217,7 +240,8 @@ class StaticFunction(Generic[_P, _R]):
                 flight = self._inflight.get(key) if program is None else None
                 if program is None and flight is None:
                     slot = Slot(key)
-                    flight = self._inflight[key] = _InFlight(me, self._build(plan, self._body(plan, slot)), slot)
+                    program = self._build(plan, self._body(plan, slot), slot)
+                    flight = self._inflight[key] = _InFlight(me, program, slot)
                     break
             if program is not None:  # another thread finished it meanwhile
                 return self._guarded(plan, program, self._slots[key], args, kwargs)
@@ -310,9 +334,7 @@ class StaticFunction(Generic[_P, _R]):
         counts = self._counts_traces
 
         def body(*dyn: Any, **dynkw: Any) -> Any:
-            statics = getattr(slot.local, "statics", None)
-            if statics is None:  # a retrace for new shapes: values equal to the caller's, rebuilt from the key
-                statics = dict(zip(labels, map(_freeze.thaw, _codegen.static_keys(key))))
+            statics = statics_of(plan, slot)
             dynamic: dict[str, Any] = dict(zip(named, dyn))
             if varpos is not None:
                 dynamic[varpos] = dyn[len(named):]
@@ -387,7 +409,7 @@ class StaticFunction(Generic[_P, _R]):
 
     @property
     def __signature__(self) -> inspect.Signature:
-        return self._signature
+        return self._signature()
 
     def __repr__(self) -> str:
         return f"<jaxstatic.{self._transform} of {self._function}>"
@@ -430,6 +452,15 @@ def _general_call(self: StaticFunction[Any, Any], args: tuple[Any, ...], kwargs:
     return dispatch(args, kwargs)
 
 
+def statics_of(plan: Plan, slot: Slot) -> dict[str, Any]:
+    """The static values of a program, by parameter name: the caller's own objects while the caller's call traces
+    it; on a retrace for new shapes, values equal to them (same types, order and bits), rebuilt from the key."""
+    statics = getattr(slot.local, "statics", None)
+    if statics is None:
+        statics = dict(zip([name for name, _ in plan.statics], map(_freeze.thaw, _codegen.static_keys(slot.key))))
+    return statics
+
+
 def _program_signature(named: list[str], varpos: str | None, varkw: str | None) -> inspect.Signature:
     """The signature of a program's body: the dynamic parameters, by the user's names, as JAX's errors print them."""
     kind = inspect.Parameter
@@ -445,4 +476,4 @@ def _is_traceable(leaf: object) -> bool:
     return _freeze.is_array(leaf) or isinstance(leaf, (int, float, complex, bool)) or hasattr(leaf, "dtype")
 
 
-__all__ = ["BoundMethod", "Slot", "StaticFunction", "jit_disabled"]
+__all__ = ["BoundMethod", "Slot", "StaticFunction", "jit_disabled", "statics_of"]

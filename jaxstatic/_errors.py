@@ -3,6 +3,8 @@ exported from ``jaxstatic``; ``HiddenStaticWarning`` is a ``UserWarning``."""
 
 from __future__ import annotations
 
+import difflib
+
 
 class JaxstaticError(Exception):
     """Base of every error raised by jaxstatic."""
@@ -62,7 +64,7 @@ def retrace_limit_error(function: str, max_traces: int, number: int, why: str | 
 
 
 def unknown_options_error(transform: str, function: str, unknown: set[str], known: frozenset[str]) -> OptionError:
-    close = {u: [k for k in known if k[:6] == u[:6]] for u in sorted(unknown)}
+    close = {u: difflib.get_close_matches(u, sorted(known), n=1) for u in sorted(unknown)}
     hints = "".join(f" (did you mean {c[0]!r} for {u!r}?)" for u, c in close.items() if c)
     return OptionError(f"jaxstatic.{transform}({function}): unknown option(s) {sorted(unknown)}{hints}; it accepts "
                        f"{sorted(known)}.")

@@ -11,6 +11,7 @@ function (static parameters are not among its arguments), so names are the one f
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -20,18 +21,26 @@ from ._errors import OptionError, option_error
 _Kind = inspect.Parameter
 
 
+_NOT_TRACEABLE = ((inspect.CO_GENERATOR, "a generator function"), (inspect.CO_COROUTINE, "a coroutine function"),
+                  (inspect.CO_ASYNC_GENERATOR, "an async generator function"))
+
+
 def check_callable(fn: object, transform: str) -> Callable[..., Any]:
-    """``fn`` itself when a JAX transform can trace it; a clear error at decoration otherwise."""
+    """``fn`` itself when a JAX transform can trace it; a clear error at decoration otherwise. Cheap: a flag test
+    on the code objects along ``__wrapped__``."""
     if not callable(fn):
         raise option_error(transform, None, f"expects a function, but got {_describe(fn)}",
                            "Apply it to a function, as @jaxstatic.jit or jaxstatic.jit(f, ...).")
-    target = inspect.unwrap(fn) if inspect.isfunction(fn) else fn
-    kind = ("a generator function" if inspect.isgeneratorfunction(target)
-            else "an async generator function" if inspect.isasyncgenfunction(target)
-            else "a coroutine function" if inspect.iscoroutinefunction(target) else None)
-    if kind is not None:
-        raise option_error(transform, display_name(fn), f"is {kind}, which JAX cannot trace",
-                           "Return arrays from a plain function; iterate or await outside it.")
+    target: Any = fn
+    for _ in range(8):  # a wrapper made with functools.wraps around a generator function is one too
+        flags = getattr(getattr(target, "__code__", None), "co_flags", 0)
+        for flag, kind in _NOT_TRACEABLE:
+            if flags & flag:
+                raise option_error(transform, display_name(fn), f"is {kind}, which JAX cannot trace",
+                                   "Return arrays from a plain function; iterate or await outside it.")
+        target = getattr(target, "__wrapped__", None)
+        if target is None:
+            break
     return fn
 
 
@@ -86,7 +95,7 @@ def check_argnames(function: str, signature: inspect.Signature, names: Any, opti
             raise option_error(option, function, f"contains {_describe(name)}", "Give parameter names as strings.")
         p = params.get(name)
         if p is None or p.kind in (_Kind.VAR_POSITIONAL, _Kind.VAR_KEYWORD):
-            close = [n for n in params if n.lower() == name.lower() or n.startswith(name[:3])]
+            close = difflib.get_close_matches(name, list(params), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise option_error(option, function,
                                f"names {name!r}, which is not a parameter of {function}{_plain(signature)}{hint}",
