@@ -1,4 +1,4 @@
-"""Decorators that hide Static parameters: ``HiddenStaticWarning`` when the transform is applied, a note on JAX's
+"""Decorators that hide Static parameters: ``HiddenStaticWarning`` where the transform reads them, a note on JAX's
 tracer errors, and the mypy plugin's ``[jaxstatic-signature]`` cases answered at run time."""
 
 from __future__ import annotations
@@ -128,20 +128,23 @@ def test_wrapper_without_wraps_warns_and_its_static_is_traced() -> None:
     assert h.trace_count == 2
 
 
-def test_warning_points_at_the_users_decoration() -> None:
+def test_warning_points_at_the_users_line() -> None:
+    """Where the parameters are read: the first call of a bare jit, the decoration when options name parameters."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+        here = inspect.currentframe().f_lineno  # type: ignore[union-attr]
         g = js.jit(log_calls(_scaled))
+        g(x, 2)
+        g(x, 3)
 
-        @js.jit
+        @js.jit(donate_argnums=())
         @log_calls
         def h(x: jax.Array, n: Static[int]) -> jax.Array:
             return x * n
 
-        g(x, 2), h(x, 2)
+        h(x, 2)
     assert [(w.category, w.filename, w.lineno) for w in caught] == [
-        (js.HiddenStaticWarning, __file__, line), (js.HiddenStaticWarning, __file__, line + 2)]
+        (js.HiddenStaticWarning, __file__, here + 2), (js.HiddenStaticWarning, __file__, here + 5)]
 
 
 def test_exactly_once_per_decorated_function() -> None:
@@ -152,7 +155,7 @@ def test_exactly_once_per_decorated_function() -> None:
             g(x, n=n)
             g(x=x, n=n)
         g.lower(x, 4)
-        js.jit(log_calls(_scaled))  # another decorated function
+        js.jit(log_calls(_scaled))(x, 2)  # another decorated function
     assert found == [message("log_calls", LOG_CALLS, "_scaled")] * 2
 
 
@@ -162,7 +165,7 @@ def test_warning_as_error_for_ci() -> None:
     with warnings.catch_warnings():
         warnings.filterwarnings("error", category=js.HiddenStaticWarning)
         with pytest.raises(js.HiddenStaticWarning, match=r"Static parameter 'n' of _scaled: decorator log_calls"):
-            js.jit(log_calls(_scaled))
+            js.jit(log_calls(_scaled))(x, 2)
         assert js.jit(logged(_scaled))(x, 2).tolist() == (x * 2).tolist()
 
 
@@ -192,6 +195,7 @@ def test_class_based_decorator_reaching_the_function_through_its_closure() -> No
         def g(x: jax.Array, n: Static[int]) -> jax.Array:
             return x * n
 
+        g(x, 2)
     assert found == [message("counted", "counted.<locals>.Counter.__call__(*args, **kwargs)", fix=CLASS_FIX)]
 
 
@@ -254,6 +258,7 @@ def test_two_stacked_misbehaved_decorators() -> None:
         def h(x: jax.Array, n: Static[int]) -> jax.Array:  # functools.wraps above does not make it visible
             return x * n
 
+        g(x, 2), h(x, 2)
     assert found == [message("timed, log_calls", "timed.<locals>.wrapper(*args, **kwargs)"),
                      message("log_calls", LOG_CALLS, "h")]
 
@@ -266,6 +271,7 @@ def test_hidden_function_whose_annotations_do_not_resolve_yet() -> None:
         def g(x: jax.Array, cfg: Static[DefinedLater], n: Static[int], *rest: js.Static[int]) -> jax.Array:  # type: ignore[name-defined]  # noqa: F821
             return x
 
+        g(x, 1, 2)
     assert found == [message("log_calls", LOG_CALLS, params="'cfg', 'n', '*rest'")]
 
 
@@ -283,6 +289,7 @@ def test_jit_below_the_decorator_is_silent() -> None:
             return x * n
 
         assert [g(x, 2).tolist(), g(x, 3).tolist()] == [(x * 2).tolist(), (x * 3).tolist()]
+        h(x, 2)
     assert found == [message("log_calls", LOG_CALLS, "h")]
     assert compiled.trace_count == 2
 
@@ -300,7 +307,7 @@ def test_no_static_anywhere_is_silent() -> None:
             return x * n
 
         assert js.jit(lambda *xs: sum(xs))(x, x).tolist() == (x + x).tolist()
-        assert g(x, 2).tolist() == (x * 2).tolist()
+        assert g(x, 2).tolist() == h(x, 2).tolist() == (x * 2).tolist()
     assert found == [message("log_calls", LOG_CALLS, "h")]
 
 
@@ -322,13 +329,13 @@ def test_closure_calling_an_unrelated_jitted_function_is_silent() -> None:
         return helper(*xs)
 
     with hidden_warnings() as found:
-        for fn in (f, g, h, spreads):
-            js.jit(fn)
+        for fn in (f, g, h):
+            assert js.jit(fn)(x, x).tolist() == fn(x, x).tolist()
+        with pytest.raises(js.NonStaticValueError):  # helper cannot take the tracer spreads gives it for n
+            js.jit(spreads)(x, 3)
     assert len(found) == 1
     assert found[0].startswith("jaxstatic.jit cannot see the Static parameter 'n' of _scaled")
     assert "behind test_closure_calling_an_unrelated_jitted_function_is_silent.<locals>.spreads(*xs)" in found[0]
-    for fn in (f, g, h):
-        assert js.jit(fn)(x, x).tolist() == fn(x, x).tolist()
 
 
 def test_static_written_out_by_the_wrapper_is_not_hidden() -> None:
@@ -373,9 +380,8 @@ def test_tracer_error_says_the_parameter_is_hidden(use: Callable[[Any, Any], Any
     def g(x: jax.Array, n: Static[int], m: Static[int] = 1) -> jax.Array:
         return use(x, n) * m  # type: ignore[no-any-return]
 
-    with pytest.warns(js.HiddenStaticWarning):
-        hidden = js.jit(log_calls(g))
-    with pytest.raises(error) as info:
+    hidden = js.jit(log_calls(g))
+    with pytest.warns(js.HiddenStaticWarning), pytest.raises(error) as info:
         hidden(x, 3)
     assert type(info.value) is error  # JAX's own exception, with one more note
     assert info.value.__notes__[0] == NOTE  # 'm' kept its default: it was not traced
@@ -383,13 +389,12 @@ def test_tracer_error_says_the_parameter_is_hidden(use: Callable[[Any, Any], Any
 
 
 def test_tracer_error_from_another_value_gets_no_note() -> None:
-    with pytest.warns(js.HiddenStaticWarning):
-        @js.jit
-        @log_calls
-        def g(x: jax.Array, n: Static[int] = 2) -> jax.Array:
-            return x * n if x.sum() > 0 else x
+    @js.jit
+    @log_calls
+    def g(x: jax.Array, n: Static[int] = 2) -> jax.Array:
+        return x * n if x.sum() > 0 else x
 
-    with pytest.raises(jax.errors.TracerBoolConversionError) as info:
+    with pytest.warns(js.HiddenStaticWarning), pytest.raises(jax.errors.TracerBoolConversionError) as info:
         g(x)  # n is hidden, but kept its default: the error is about x
     assert not any("declared Static" in note for note in getattr(info.value, "__notes__", []))
 
