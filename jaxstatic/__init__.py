@@ -12,6 +12,7 @@ from ._aot import Compiled as Compiled, Lowered as Lowered
 from ._core import BoundMethod as BoundMethod, StaticFunction as StaticFunction
 from ._errors import (
     AnnotationError as AnnotationError,
+    HiddenStaticWarning as HiddenStaticWarning,
     JaxstaticError as JaxstaticError,
     NonArrayArgumentError as NonArrayArgumentError,
     NonStaticValueError as NonStaticValueError,
@@ -29,6 +30,7 @@ __all__ = [
     "AnnotationError",
     "CacheInfo",
     "Compiled",
+    "HiddenStaticWarning",
     "JaxstaticError",
     "JitFunction",
     "Lowered",

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Concatenate, Generic, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec, Self
 
-from . import _codegen, _explain, _freeze, _options, _stats
+from . import _codegen, _explain, _freeze, _hidden, _options, _stats
 from ._errors import AnnotationError, NonArrayArgumentError, non_static_error
 from ._plan import Layout, Plan
 
@@ -325,6 +325,7 @@ class StaticFunction(Generic[_P, _R]):
     def _body(self, plan: Plan, slot: Slot) -> Callable[..., Any]:
         """The function JAX traces for one static key: it rebuilds the user's call from the dynamic values."""
         layout, fn, stats, key = plan.layout, self._fn, self._stats, slot.key
+        call = _hidden.explaining(fn, layout.static)  # fn itself, unless a decorator hides Static parameters
         params = layout.signature.parameters
         named = [n for n in plan.variant if params[n].kind not in (params[n].VAR_POSITIONAL, params[n].VAR_KEYWORD)]
         varpos = next((n for n in plan.variant if params[n].kind is params[n].VAR_POSITIONAL), None)
@@ -341,7 +342,7 @@ class StaticFunction(Generic[_P, _R]):
                 dynamic[varkw] = dynkw
             call_args, call_kwargs = layout.assemble(dynamic, statics)
             if not counts or jit_disabled():
-                return fn(*call_args, **call_kwargs)
+                return call(*call_args, **call_kwargs)
             signature: dict[str, _explain.DynamicSig | _explain.StaticSig] = {
                 **{n: _explain.StaticSig(k) for n, k in zip(labels, _codegen.static_keys(key))},
                 **{n: _explain.dynamic_sig(v) for n, v in dynamic.items()},
@@ -349,7 +350,7 @@ class StaticFunction(Generic[_P, _R]):
             record = stats.begin_trace(signature, self._why_again(key))
             ok = False
             try:
-                out = fn(*call_args, **call_kwargs)
+                out = call(*call_args, **call_kwargs)
                 ok = True
                 return out
             finally:

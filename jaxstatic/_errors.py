@@ -1,6 +1,6 @@
 """Exception classes and the builders of their messages. Each class is a ``TypeError`` (or ``RuntimeError``)
-subclass, exported from ``jaxstatic``; each message names the function, the parameter, the path inside the value,
-what was found and the fix."""
+subclass, exported from ``jaxstatic`` (``HiddenStaticWarning`` is a ``UserWarning``); each message names the function,
+the parameter, the path inside the value, what was found and the fix."""
 
 from __future__ import annotations
 
@@ -46,8 +46,13 @@ class OptionError(JaxstaticError, TypeError):
     does not fit the function; raised when the transform is applied, not at the first call."""
 
 
+class HiddenStaticWarning(UserWarning):
+    """A decorator below a jaxstatic transform hides the ``Static`` parameters of the function it wraps, so they
+    are traced as arrays. ``warnings.filterwarnings("error", category=HiddenStaticWarning)`` makes it an error."""
+
+
 for _cls in (JaxstaticError, AnnotationError, NonStaticValueError, NonArrayArgumentError, StaticMismatchError,
-             RetraceError, OptionError):
+             RetraceError, OptionError, HiddenStaticWarning):
     _cls.__module__ = "jaxstatic"
 del _cls
 
@@ -225,3 +230,35 @@ def _steps(value: Any) -> list[tuple[str, Any]] | None:
         steps += [("", v) for v in value]
     attrs = getattr(value, "__dict__", None) or {}
     return steps + [(f".{name}", v) for name, v in attrs.items()]
+
+
+def hidden_static_message(transform: str, inner: str, params: tuple[str, ...], decorators: tuple[str, ...],
+                          wrapper: str, class_based: bool) -> str:
+    """``jaxstatic.jit cannot see the Static parameter 'n' of g: decorator log_calls hides it behind
+    log_calls.<locals>.wrapper(*args, **kwargs), which has no __wrapped__, so 'n' is traced as an array. ...``"""
+    names, one = ", ".join(map(repr, params)), len(params) == 1
+    return (f"{transform} cannot see the Static parameter{'' if one else 's'} {names} of {inner}: "
+            f"{_hiders(decorators)} {'it' if one else 'them'} behind {wrapper}, which has no __wrapped__, "
+            f"so {names} {'is' if one else 'are'} traced as {'an array' if one else 'arrays'}. "
+            f"{_hidden_fix(transform, decorators, class_based)}")
+
+
+def hidden_static_note(transform: str, inner: str, params: tuple[str, ...], decorators: tuple[str, ...],
+                       class_based: bool) -> str:
+    """The note on JAX's tracer errors: ``'n' is declared Static in g, but decorator log_calls hides it, ...``"""
+    names, one = ", ".join(map(repr, params)), len(params) == 1
+    return (f"{names} {'is' if one else 'are'} declared Static in {inner}, but {_hiders(decorators)} "
+            f"{'it' if one else 'them'}, so {transform} traced {'it as an array' if one else 'them as arrays'}. "
+            f"{_hidden_fix(transform, decorators, class_based)}")
+
+
+def _hiders(decorators: tuple[str, ...]) -> str:
+    if len(decorators) == 1:
+        return f"decorator {decorators[0]} hides"
+    return f"decorators {', '.join(decorators)} hide"
+
+
+def _hidden_fix(transform: str, decorators: tuple[str, ...], class_based: bool) -> str:
+    each = "the wrapper" if len(decorators) == 1 else "each wrapper"
+    in_class = " (functools.update_wrapper(self, fn) in a class)" if class_based else ""
+    return f"Decorate {each} with @functools.wraps(fn){in_class}, or apply {transform} below @{decorators[-1]}."
