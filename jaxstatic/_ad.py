@@ -55,7 +55,7 @@ class GradFunction(StaticFunction[_P, _R]):
         neither Static nor NoDiff; never a Static or NoDiff one."""
         function, signature = self._function, layout.signature
         if self._argnums is not None and self._argnames is not None:
-            raise option_error("argnums", function, f"and argnames are both given ({self._argnums!r}, "
+            raise option_error("argnums/argnames", function, f"are both given ({self._argnums!r} and "
                                f"{self._argnames!r})", "Name the differentiated parameters one way.")
         if self._argnums is not None:
             option, self._single = "argnums", isinstance(self._argnums, int)
