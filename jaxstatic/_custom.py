@@ -119,8 +119,9 @@ class _CustomFunction(StaticFunction[_P, _R]):
         super().__init__(fn, {})
 
     def _checks_at_decoration(self) -> bool:
-        argnums, argnames = self._nondiff_options
-        return bool(_options.as_tuple(argnums)) or bool(argnames)
+        """Always: a custom rule is defined once per function, so reading the annotations now costs nothing that
+        matters, and a ``**kwargs`` parameter fails where it is written."""
+        return True
 
     def _params(self) -> _options.ParamOptions:
         """``nondiff_argnums``/``nondiff_argnames`` make their parameters static, as in JAX."""
@@ -315,7 +316,7 @@ class CustomJVPFunction(_CustomFunction[_P, _R]):
 def _describe(value: Any) -> str:
     if isinstance(value, (tuple, list)):
         return f"a {type(value).__name__} of {len(value)}"
-    return f"a {type(value).__qualname__}"
+    return f"an object of type {type(value).__qualname__}"
 
 
 def _fix(role: str, labels: list[str], then: str, jax_name: str) -> str:
