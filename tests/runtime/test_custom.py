@@ -172,9 +172,14 @@ def test_nondiff_argnums_add_statics_by_position_as_in_jax() -> None:
         js.custom_jvp(f, nondiff_argnames="nn")
 
 
-def test_array_given_to_a_static_parameter() -> None:
-    f = js.custom_vjp(power)
-    f.defvjp(power_fwd, power_bwd)
+@pytest.mark.parametrize("transform", ["custom_vjp", "custom_jvp"])
+def test_array_given_to_a_static_parameter(transform: str) -> None:
+    if transform == "custom_vjp":
+        f = js.custom_vjp(power)
+        f.defvjp(power_fwd, power_bwd)
+    else:
+        f = js.custom_jvp(power)
+        f.defjvp(JVP_CASES[0][1])
     with pytest.raises(js.NonStaticValueError, match=re.escape(
             "power(): parameter 'n' is Static, but n is a jax.Array (int32[]), which cannot be static")):
         f(X, jnp.array(2))
