@@ -28,6 +28,7 @@ from ._errors import (
     AnnotationError,
     missing_rule_error,
     option_error,
+    rule_not_callable_error,
     rule_output_error,
     rule_signature_error,
 )
@@ -111,6 +112,7 @@ class Inputs:
 class _CustomFunction(StaticFunction[_P, _R]):
     _counts_traces = False
     _define: ClassVar[str]
+    _roles: ClassVar[tuple[str, ...]]
 
     def __init__(self, fn: Callable[_P, _R], *, nondiff_argnums: int | Sequence[int] = (),
                  nondiff_argnames: str | Sequence[str] = ()) -> None:
@@ -146,8 +148,9 @@ class _CustomFunction(StaticFunction[_P, _R]):
 
     def _define_rules(self, *rules: Callable[..., Any]) -> None:
         """Check the rules against the signature now when the annotations resolve (else at the first call)."""
-        for rule in rules:
-            _options.check_callable(rule, f"{self._transform} rule")
+        for role, rule in zip(self._roles, rules):
+            if not callable(rule):
+                raise rule_not_callable_error(self._transform, self._function, role, rule)
         with contextlib.suppress(AnnotationError):
             self._check_rules(self._layout(), *rules)
         self._rules = rules
@@ -223,6 +226,7 @@ class CustomVJPFunction(_CustomFunction[_P, _R]):
 
     _transform = "custom_vjp"
     _define = "defvjp(fwd, bwd)"
+    _roles = ("fwd", "bwd")
 
     def defvjp(self, fwd: Callable[_P, tuple[_R, Any]], bwd: Callable[..., tuple[Any, ...]]) -> None:
         """``fwd`` takes the same parameters as the function and returns ``(output, residuals)``;
@@ -284,6 +288,7 @@ class CustomJVPFunction(_CustomFunction[_P, _R]):
 
     _transform = "custom_jvp"
     _define = "defjvp(jvp)"
+    _roles = ("jvp",)
 
     def defjvp(self, jvp: _J) -> _J:
         """``jvp(*nondiff, primals, tangents)`` takes the Static and NoDiff values in signature order, then tuples

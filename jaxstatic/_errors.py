@@ -88,6 +88,11 @@ def missing_rule_error(transform: str, function: str, define: str) -> RuleError:
                      "it, as with jax." + transform + ".")
 
 
+def rule_not_callable_error(transform: str, function: str, rule: str, value: object) -> RuleError:
+    return RuleError(f"jaxstatic.{transform} of {function}: its {rule} rule is {value!r} (a "
+                     f"{type(value).__qualname__}), not a function. Pass a function.")
+
+
 def rule_signature_error(transform: str, function: str, rule: str, signature: str, call: str, why: str,
                          fix: str) -> RuleError:
     """``jaxstatic.custom_vjp of loss: its bwd rule bwd(res, g) does not fit the call bwd(cfg, residuals, g) (too

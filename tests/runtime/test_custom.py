@@ -217,6 +217,9 @@ def test_rules_that_do_not_fit_are_named_when_defined() -> None:
             "('n', in signature order), then the tuples of primals and tangents, as jax.custom_jvp passes "
             "nondiff_argnums.")):
         h.defjvp(jvp)
+    with pytest.raises(js.RuleError, match=re.escape(
+            "jaxstatic.custom_vjp of configured: its bwd rule is 3 (a int), not a function. Pass a function.")):
+        f.defvjp(configured_fwd, 3)  # type: ignore[arg-type]
     with pytest.raises(js.RuleError, match="no rule yet"):  # a refused rule is not kept
         f(X, CFG)
 
