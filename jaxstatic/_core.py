@@ -196,6 +196,7 @@ class StaticFunction(Generic[_P, _R]):
 
         return {
             "cache": self._cache,
+            "lookup": self._cache.get,
             "touch": touch,
             "next_call": self._stats.calls.__next__,
             "miss": functools.partial(self._miss, plan),
