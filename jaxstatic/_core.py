@@ -80,7 +80,12 @@ class StaticFunction(Generic[_P, _R]):
     def __init__(self, fn: Callable[_P, _R], options: dict[str, Any], *, max_traces: int | None = None,
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
         fn = _options.check_callable(fn, f"jaxstatic.{self._transform}")
-        functools.update_wrapper(self, fn)
+        # The wrapped function's attributes, but never over this transform's own options, set before this call:
+        # update_wrapper's plain __dict__ update let an inner transform's options replace an outer one's
+        # (js.grad(js.grad(f, argnums=0), argnums=1) differentiated by argnums=0 twice).
+        functools.update_wrapper(self, fn, updated=())
+        for name, value in getattr(fn, "__dict__", {}).items():
+            self.__dict__.setdefault(name, value)
         self._fn = fn
         self._function = _options.display_name(fn)
         self._options = dict(options)
@@ -231,7 +236,9 @@ class StaticFunction(Generic[_P, _R]):
     # -- misses and faults -----------------------------------------------------------------------------------
 
     def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if jit_disabled():  # jax.disable_jit(): run eagerly; not a trace, nothing cached
+        # jax.disable_jit() runs the compiling transforms (those that count traces) eagerly, not a trace, nothing
+        # cached; grad, vmap and the others keep their meaning, as JAX's do.
+        if self._counts_traces and jit_disabled():
             return self._fn(*args, **kwargs)
         me = threading.get_ident()
         while True:
@@ -240,7 +247,11 @@ class StaticFunction(Generic[_P, _R]):
                 flight = self._inflight.get(key) if program is None else None
                 if program is None and flight is None:
                     slot = Slot(key)
-                    program = self._build(plan, self._body(plan, slot), slot)
+                    try:
+                        program = self._build(plan, self._body(plan, slot), slot)
+                    except BaseException:  # a call the transform refuses (grad of a missing argument): no hit
+                        self._failed(plan, args, kwargs)
+                        raise
                     flight = self._inflight[key] = _InFlight(me, program, slot)
                     break
             if program is not None:  # another thread finished it meanwhile

@@ -51,8 +51,18 @@ class HiddenStaticWarning(UserWarning):
     are traced as arrays. ``warnings.filterwarnings("error", category=HiddenStaticWarning)`` makes it an error."""
 
 
+class MissingArgumentError(JaxstaticError, TypeError):
+    """A call left to its default a parameter that the transform needs as an argument (the one ``grad``
+    differentiates)."""
+
+
+class RuleError(JaxstaticError, TypeError):
+    """A ``custom_vjp``/``custom_jvp`` rule is missing, or does not fit the function it differentiates (its
+    signature, or the cotangents it returns)."""
+
+
 for _cls in (JaxstaticError, AnnotationError, NonStaticValueError, NonArrayArgumentError, StaticMismatchError,
-             RetraceError, OptionError, HiddenStaticWarning):
+             RetraceError, OptionError, MissingArgumentError, RuleError, HiddenStaticWarning):
     _cls.__module__ = "jaxstatic"
 del _cls
 
@@ -262,3 +272,32 @@ def _hidden_fix(transform: str, decorators: tuple[str, ...], class_based: bool) 
     each = "the wrapper" if len(decorators) == 1 else "each wrapper"
     in_class = " (functools.update_wrapper(self, fn) in a class)" if class_based else ""
     return f"Decorate {each} with @functools.wraps(fn){in_class}, or apply {transform} below @{decorators[-1]}."
+def missing_argument_error(transform: str, function: str, name: str) -> MissingArgumentError:
+    """``loss(): jaxstatic.grad differentiates 'params', but this call leaves it to its default ...``"""
+    return MissingArgumentError(
+        f"{function}(): jaxstatic.{transform} differentiates parameter {name!r}, but this call leaves it to its "
+        f"default. Pass {name} in the call, or differentiate another parameter (argnums/argnames)."
+    )
+
+
+def missing_rule_error(transform: str, function: str, define: str) -> RuleError:
+    return RuleError(f"{function}(): jaxstatic.{transform} has no rule yet. Call {function}.{define} before calling "
+                     "it, as with jax." + transform + ".")
+
+
+def rule_not_callable_error(transform: str, function: str, rule: str, value: object) -> RuleError:
+    return RuleError(f"jaxstatic.{transform} of {function}: its {rule} rule is {value!r} (a "
+                     f"{type(value).__qualname__}), not a function. Pass a function.")
+
+
+def rule_signature_error(transform: str, function: str, rule: str, signature: str, call: str, why: str,
+                         fix: str) -> RuleError:
+    """``jaxstatic.custom_vjp of loss: its bwd rule bwd(res, g) does not fit the call bwd(cfg, residuals, g) (too
+    many positional arguments). bwd takes the Static and NoDiff parameters first ('cfg', in signature order) ...``"""
+    return RuleError(f"jaxstatic.{transform} of {function}: its {rule} rule {signature} does not fit the call "
+                     f"{call} ({why}). {fix}")
+
+
+def rule_output_error(transform: str, function: str, rule: str, got: str, expected: str) -> RuleError:
+    """``jaxstatic.custom_vjp of loss: its bwd rule returned a tuple of 3, but loss has 2 differentiable ...``"""
+    return RuleError(f"jaxstatic.{transform} of {function}: its {rule} rule returned {got}, but {expected}.")
