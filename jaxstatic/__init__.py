@@ -21,6 +21,7 @@ from ._errors import (
 )
 from ._jit import JitFunction as JitFunction, jit as jit
 from ._stats import CacheInfo as CacheInfo, Retrace as Retrace, trace_report as trace_report
+from ._vmap_pmap import VmapFunction as VmapFunction, vmap as vmap
 
 __all__ = [
     "NODIFF",
@@ -41,8 +42,10 @@ __all__ = [
     "Static",
     "StaticFunction",
     "StaticMismatchError",
+    "VmapFunction",
     "jit",
     "static_argnames",
     "static_argnums",
     "trace_report",
+    "vmap",
 ]
