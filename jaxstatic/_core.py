@@ -74,11 +74,14 @@ class StaticFunction(Generic[_P, _R]):
 
     _transform: ClassVar[str] = "transform"
     _counts_traces: ClassVar[bool] = True  # jit and pmap count traces; vmap and grad leave that to a jit above them
+    _eager_without_jit: ClassVar[bool] = False  # jit alone runs the plain function under jax.disable_jit()
 
     def __init__(self, fn: Callable[_P, _R], options: dict[str, Any], *, max_traces: int | None = None,
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
         fn = _options.check_callable(fn, f"jaxstatic.{self._transform}")
-        functools.update_wrapper(self, fn)
+        own = dict(self.__dict__)  # a subclass's options, set before this: fn's copied __dict__ must not replace them
+        functools.update_wrapper(self, fn)  # (fn may be another transform, whose __dict__ holds its own options)
+        self.__dict__.update(own)
         self._fn = fn
         self._function = _options.display_name(fn)
         self._signature = inspect.signature(fn)
@@ -210,7 +213,7 @@ class StaticFunction(Generic[_P, _R]):
     # -- misses and faults -----------------------------------------------------------------------------------
 
     def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if jit_disabled():  # jax.disable_jit(): run eagerly; not a trace, nothing cached
+        if self._eager_without_jit and jit_disabled():  # jax.disable_jit(): run eagerly; not a trace, nothing cached
             return self._fn(*args, **kwargs)
         me = threading.get_ident()
         while True:
@@ -239,6 +242,7 @@ class StaticFunction(Generic[_P, _R]):
         with self._lock:
             del self._inflight[key]
             self._insert(key, flight.program, flight.slot)
+            self._stats.builds += not self._counts_traces  # a miss, for transforms whose traces a jit counts
         flight.done.set()
         return result
 
