@@ -5,10 +5,11 @@ dynamic values alone, so a function, a string or a dict config never reaches JAX
 static values as ``jit``'s does. ``in_axes`` is resolved once, by parameter name (``resolve_in_axes``, which ``pmap``
 shares, since it takes the same forms), and laid onto each program's positions (``program_axes``).
 
-``jax.vmap`` traces the Python body on every call; that is JAX's own cost and stays. What jaxstatic adds on a call
-outside a ``jit`` is the static key and one dict lookup: equal static values reuse the program, never rebuild it.
-Inside ``jaxstatic.jit`` the vmap runs only while the jit traces, so a cache-hit call of ``jit(vmap(f))`` costs what
-``jit`` alone costs (``benchmarks/vmap.py``). Traces are counted by the ``jit`` in the stack, not here.
+``jax.vmap`` traces the Python body on every call; that is JAX's own cost and stays (about 2 ms for a two-op body on
+CPU). What jaxstatic adds outside a ``jit`` is the static key, one dict lookup and rebuilding the user's call in the
+body from values equal to the statics (about 13 us measured): equal static values reuse the program, never rebuild
+it. Inside ``jaxstatic.jit`` the vmap runs only while the jit traces, so a cache-hit call of ``jit(vmap(f))`` costs
+what ``jit`` alone costs (``benchmarks/vmap.py``). Traces are counted by the ``jit`` in the stack, not here.
 """
 
 from __future__ import annotations
