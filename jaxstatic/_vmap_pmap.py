@@ -136,6 +136,10 @@ class VmapFunction(StaticFunction[_P, _R]):
                               "spmd_axis_name": spmd_axis_name}
         super().__init__(fn, {}, cache_size=cache_size)
 
+    def _checks_at_decoration(self) -> bool:
+        """An int or None needs no signature; any other ``in_axes`` is checked against it when applied."""
+        return not (self._in_axes_given is None or type(self._in_axes_given) is int)
+
     def _resolve(self, layout: Layout) -> None:
         self._in_axes = resolve_in_axes(self._function, layout, self._in_axes_given)
 
