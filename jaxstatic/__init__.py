@@ -37,6 +37,7 @@ from ._errors import (
 )
 from ._jit import JitFunction as JitFunction, jit as jit
 from ._stats import CacheInfo as CacheInfo, Retrace as Retrace, trace_report as trace_report
+from ._vmap_pmap import VmapFunction as VmapFunction, vmap as vmap
 
 __all__ = [
     "NODIFF",
@@ -69,10 +70,12 @@ __all__ = [
     "custom_jvp",
     "custom_vjp",
     "grad",
+    "VmapFunction",
     "jit",
     "remat",
     "static_argnames",
     "static_argnums",
     "trace_report",
     "value_and_grad",
+    "vmap",
 ]

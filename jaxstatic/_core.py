@@ -271,6 +271,7 @@ class StaticFunction(Generic[_P, _R]):
         with self._lock:
             del self._inflight[key]
             self._insert(key, flight.program, flight.slot)
+            self._stats.builds += not self._counts_traces  # a miss, for transforms whose traces a jit counts
         flight.done.set()
         return result
 

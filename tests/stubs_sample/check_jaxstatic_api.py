@@ -85,3 +85,20 @@ def handle(error: js.JaxstaticError) -> tuple[type[TypeError], ...]:
 
 
 retrace_error: type[RuntimeError] = js.RetraceError
+
+# js.vmap keeps the signature, so calls are checked and it composes with js.jit either way round.
+vmapped = js.vmap(scale, in_axes=(0, None))
+as_vmapped: js.VmapFunction[[jax.Array, int], jax.Array] = vmapped
+assert_type(vmapped(x, 2), jax.Array)
+vmapped(x, "2")  # type: ignore
+assert_type(js.jit(js.vmap(scale))(x, 2), jax.Array)
+assert_type(js.vmap(js.jit(scale))(x, n=2), jax.Array)
+
+
+@js.vmap(in_axes={"x": 0})
+def shifted(x: jax.Array, by: js.Static[float] = 1.0) -> jax.Array:
+    return x + by
+
+
+assert_type(shifted(x), jax.Array)
+assert_type(shifted.cache_info(), js.CacheInfo)
