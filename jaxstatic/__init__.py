@@ -20,6 +20,8 @@ from ._errors import (
     StaticMismatchError as StaticMismatchError,
 )
 from ._jit import JitFunction as JitFunction, jit as jit
+from ._pmap import PmapFunction as PmapFunction, pmap as pmap
+from ._shard_map import ShardMapFunction as ShardMapFunction, shard_map as shard_map
 from ._stats import CacheInfo as CacheInfo, Retrace as Retrace, trace_report as trace_report
 
 __all__ = [
@@ -36,12 +38,16 @@ __all__ = [
     "NoDiff",
     "NonStaticValueError",
     "OptionError",
+    "PmapFunction",
     "Retrace",
     "RetraceError",
+    "ShardMapFunction",
     "Static",
     "StaticFunction",
     "StaticMismatchError",
     "jit",
+    "pmap",
+    "shard_map",
     "static_argnames",
     "static_argnums",
     "trace_report",
