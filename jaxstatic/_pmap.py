@@ -66,6 +66,7 @@ class PmapFunction(StaticFunction[_P, _R]):
     """
 
     _transform = "pmap"
+    _counts_traces = True  # one compiled program per static key, as for jit
 
     def __init__(self, fn: Callable[_P, _R], axis_name: Hashable | None = None, *, in_axes: Any = 0,
                  out_axes: Any = 0, static_broadcasted_argnums: int | Iterable[int] = (),

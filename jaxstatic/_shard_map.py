@@ -90,6 +90,7 @@ class ShardMapFunction(StaticFunction[_P, _R]):
     """
 
     _transform = "shard_map"
+    _counts_traces = True  # compiled and cached per static key, like jit: a trace is a real event here
 
     def __init__(self, fn: Callable[_P, _R], *, out_specs: Any, in_specs: Any, mesh: Any, axis_names: Set[Any],
                  check_vma: bool, max_traces: int | None = None,
@@ -105,8 +106,8 @@ class ShardMapFunction(StaticFunction[_P, _R]):
         if isinstance(self._in_specs, Mapping):
             variadic = {n for n, p in layout.signature.parameters.items() if p.kind in (p.VAR_POSITIONAL,
                                                                                           p.VAR_KEYWORD)}
+            _options.check_not_static(self._function, self._in_specs, layout.static, "in_specs")
             named = {k: v for k, v in self._in_specs.items() if k not in variadic}
-            _options.check_not_static(self._function, named, layout.static, "in_specs")
             by_name = _options.per_parameter(self._function, layout.signature, named, "in_specs", layout.static)
             assert by_name is not None
             by_name.update({k: v for k, v in self._in_specs.items() if k in variadic})
