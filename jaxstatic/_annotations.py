@@ -130,8 +130,9 @@ def _declares_annotations(fn: Callable[..., Any]) -> bool:
     return bool(getattr(target, "__annotations__", None))
 
 
-def find_static_params(fn: Callable[..., Any], qualname: str) -> StaticParams:
-    """Read ``fn``'s annotations and return its ``Static`` parameters.
+def find_static_params(fn: Callable[..., Any], qualname: str,
+                       signature: inspect.Signature | None = None) -> StaticParams:
+    """Read ``fn``'s annotations and return its ``Static`` (and ``NoDiff``) parameters.
 
     Raises ``AnnotationError`` (naming the function and the annotation) when an annotation cannot be resolved;
     callers resolve lazily, at the first call, so that forward references to later classes work.
@@ -139,12 +140,16 @@ def find_static_params(fn: Callable[..., Any], qualname: str) -> StaticParams:
     if not _declares_annotations(fn):
         return StaticParams(frozenset(), False, False)
     hints = _hints(fn, qualname)
-    sig = inspect.signature(fn)
     names: set[str] = set()
-    nodiff = frozenset(n for n in sig.parameters if is_nodiff_annotation(hints.get(n)))
+    nodiff: set[str] = set()
     var_pos = var_kw = False
-    for p in sig.parameters.values():
-        if not is_static_annotation(hints.get(p.name)):
+    for p in (signature or inspect.signature(fn)).parameters.values():
+        hint = hints.get(p.name)
+        if get_origin(hint) is not Annotated:
+            continue
+        if is_nodiff_annotation(hint):
+            nodiff.add(p.name)
+        if not is_static_annotation(hint):
             continue
         if p.kind is p.VAR_POSITIONAL:
             var_pos = True
@@ -152,7 +157,7 @@ def find_static_params(fn: Callable[..., Any], qualname: str) -> StaticParams:
             var_kw = True
         else:
             names.add(p.name)
-    return StaticParams(frozenset(names), var_pos, var_kw, nodiff)
+    return StaticParams(frozenset(names), var_pos, var_kw, frozenset(nodiff))
 
 
 def _qualname(fn: Callable[..., Any]) -> str:

@@ -91,8 +91,8 @@ def _indent(lines: list[str]) -> list[str]:
 def generate(plan: Plan, namespace: dict[str, Any], function: str, entry: bool = False) -> dict[str, Callable[..., Any]]:
     """``{"key": key, "dispatch": dispatch}`` for one call shape, plus ``"entry"`` when asked.
 
-    ``namespace`` supplies ``cache``, ``touch``, ``miss``, ``freeze_pair``, ``dynamic_error``, ``failed``,
-    ``next_call``, ``reroute`` and ``general``. The dispatcher takes ``(args, kwargs)``: it counts the call, builds the
+    ``namespace`` supplies ``cache``, ``lookup`` (its bound ``get``), ``touch``, ``miss``, ``freeze_pair``,
+    ``dynamic_error``, ``failed``, ``next_call``, ``reroute`` and ``general``. The dispatcher takes ``(args, kwargs)``: it counts the call, builds the
     key, looks the program up (keeping the cache's order of use when it holds more than one), and calls it with the
     dynamic values. A plan for keyword calls is found by keyword names alone, so it checks the number of positionals
     and reroutes on a mismatch. With ``entry``, also a ``__call__(self, *args, **kwargs)`` for this shape of
@@ -103,7 +103,7 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str, entry: bool =
     key_lines, key_expr = _key_lines(plan, ns)
     call = ", ".join("*" + src.expr("") if src.kind == "varpos" else "**" + src.expr("") if src.kind == "varkw"
                      else src.expr("") for _, src in plan.dynamics)
-    body = [*key_lines, f"key = {key_expr}", "next_call()", "fn = cache.get(key)", "if fn is None:",
+    body = [*key_lines, f"key = {key_expr}", "next_call()", "fn = lookup(key)", "if fn is None:",
             "    return miss(key, args, kwargs)", "if len(cache) > 1:", "    touch(key)",
             "try:", f"    return fn({call})", "except TypeError as err:", "    raise dynamic_error(args, kwargs, err)",
             "except BaseException:", "    failed(args, kwargs)", "    raise"]

@@ -41,6 +41,8 @@ _T = TypeVar("_T")
 
 Dispatch = Callable[[tuple[Any, ...], dict[str, Any]], Any]
 
+_PARAM_OPTIONS = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames"})
+
 EVICTED = "its compiled program had been evicted to keep at most cache_size={} programs"
 _EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they cause (hashes keep no value alive)
 
@@ -81,9 +83,9 @@ class StaticFunction(Generic[_P, _R]):
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._function = _options.display_name(fn)
-        self._signature = inspect.signature(fn)
         self._options = dict(options)
-        self._params = _options.resolve_param_options(self._function, self._signature, self._options)
+        self._signature_: inspect.Signature | None = None
+        self._params_: _options.ParamOptions | None = None
         self._stats = _stats.TraceStats(self._function, _options.check_max_traces(self._function, max_traces),
                                         _options.check_cache_size(self._function, cache_size))
         self._cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
@@ -98,12 +100,19 @@ class StaticFunction(Generic[_P, _R]):
         self._shapes: dict[Any, tuple[Plan, dict[str, Callable[..., Any]]]] = {}  # every call shape seen
         self._variants: dict[tuple[str, ...], int] = {}
         self._layout_: Layout | None = None
-        # Options that depend on which parameters are Static are checked now when the annotations resolve;
-        # forward references to classes defined later resolve by the first call.
-        with contextlib.suppress(AnnotationError):
-            self._layout()
+        if self._options.keys() & _PARAM_OPTIONS or self._checks_at_decoration():
+            # Options that name parameters are checked now, like jax.jit's; those that depend on which parameters
+            # are Static too when the annotations resolve (forward references to later classes resolve by the
+            # first call). Without such options nothing is read now: decoration stays as cheap as jax.jit's.
+            self._params()
+            with contextlib.suppress(AnnotationError):
+                self._layout()
 
     # -- what a transform supplies ---------------------------------------------------------------------------
+
+    def _checks_at_decoration(self) -> bool:
+        """Whether this transform was given options to check against the signature when it is applied."""
+        return False
 
     def _resolve(self, layout: Layout) -> None:
         """Check and resolve the options that depend on which parameters are static (once)."""
@@ -116,10 +125,21 @@ class StaticFunction(Generic[_P, _R]):
 
     # -- call shapes -----------------------------------------------------------------------------------------
 
+    def _signature(self) -> inspect.Signature:
+        if self._signature_ is None:
+            self._signature_ = inspect.signature(self._fn)
+        return self._signature_
+
+    def _params(self) -> _options.ParamOptions:
+        """The parameter options (static and donated names), checked against the signature once."""
+        if self._params_ is None:
+            self._params_ = _options.resolve_param_options(self._function, self._signature(), self._options)
+        return self._params_
+
     def _layout(self) -> Layout:
         layout = self._layout_
         if layout is None:
-            layout = Layout.of(self._fn, self._function, self._signature, self._params.static)
+            layout = Layout.of(self._fn, self._function, self._signature(), self._params().static)
             self._resolve(layout)
             self._layout_ = layout
         return layout
@@ -171,6 +191,7 @@ class StaticFunction(Generic[_P, _R]):
 
         return {
             "cache": self._cache,
+            "lookup": self._cache.get,
             "touch": touch,
             "next_call": self._stats.calls.__next__,
             "miss": functools.partial(self._miss, plan),
@@ -387,7 +408,7 @@ class StaticFunction(Generic[_P, _R]):
 
     @property
     def __signature__(self) -> inspect.Signature:
-        return self._signature
+        return self._signature()
 
     def __repr__(self) -> str:
         return f"<jaxstatic.{self._transform} of {self._function}>"

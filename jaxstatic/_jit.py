@@ -52,15 +52,18 @@ class JitFunction(StaticFunction[_P, _R]):
         self._by_name: dict[str, Any] | None = None
         super().__init__(fn, jax_options, max_traces=max_traces, cache_size=cache_size)
 
+    def _checks_at_decoration(self) -> bool:
+        return self._in_shardings is not None
+
     def _resolve(self, layout: Layout) -> None:
-        _options.check_not_static(self._function, self._params.donate, layout.static, "donate_argnums/donate_argnames")
+        _options.check_not_static(self._function, self._params().donate, layout.static, "donate_argnums/donate_argnames")
         self._by_name = _options.per_parameter(self._function, layout.signature, self._in_shardings, "in_shardings",
                                                layout.static)
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         options = dict(self._options)
         program_args = [name for name, src in plan.dynamics if src.kind != "varkw"]
-        donate = [i for i, name in enumerate(program_args) if name in self._params.donate]
+        donate = [i for i, name in enumerate(program_args) if name in self._params().donate]
         if donate:
             options["donate_argnums"] = tuple(donate)
         if self._by_name is not None:

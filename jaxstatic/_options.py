@@ -21,18 +21,26 @@ from ._errors import OptionError, option_error
 _Kind = inspect.Parameter
 
 
+_NOT_TRACEABLE = ((inspect.CO_GENERATOR, "a generator function"), (inspect.CO_COROUTINE, "a coroutine function"),
+                  (inspect.CO_ASYNC_GENERATOR, "an async generator function"))
+
+
 def check_callable(fn: object, transform: str) -> Callable[..., Any]:
-    """``fn`` itself when a JAX transform can trace it; a clear error at decoration otherwise."""
+    """``fn`` itself when a JAX transform can trace it; a clear error at decoration otherwise. Cheap: a flag test
+    on the code objects along ``__wrapped__``."""
     if not callable(fn):
         raise option_error(transform, None, f"expects a function, but got {_describe(fn)}",
                            "Apply it to a function, as @jaxstatic.jit or jaxstatic.jit(f, ...).")
-    target = inspect.unwrap(fn) if inspect.isfunction(fn) else fn
-    kind = ("a generator function" if inspect.isgeneratorfunction(target)
-            else "an async generator function" if inspect.isasyncgenfunction(target)
-            else "a coroutine function" if inspect.iscoroutinefunction(target) else None)
-    if kind is not None:
-        raise option_error(transform, display_name(fn), f"is {kind}, which JAX cannot trace",
-                           "Return arrays from a plain function; iterate or await outside it.")
+    target: Any = fn
+    for _ in range(8):  # a wrapper made with functools.wraps around a generator function is one too
+        flags = getattr(getattr(target, "__code__", None), "co_flags", 0)
+        for flag, kind in _NOT_TRACEABLE:
+            if flags & flag:
+                raise option_error(transform, display_name(fn), f"is {kind}, which JAX cannot trace",
+                                   "Return arrays from a plain function; iterate or await outside it.")
+        target = getattr(target, "__wrapped__", None)
+        if target is None:
+            break
     return fn
 
 

@@ -66,7 +66,7 @@ class Layout:
            extra_static: frozenset[str]) -> Layout:
         """Read ``fn``'s annotations (``AnnotationError`` when they do not resolve) and add ``extra_static``, the
         names given by ``static_argnums``/``static_argnames``."""
-        params = find_static_params(fn, function)
+        params = find_static_params(fn, function, signature)
         static = set(params.names) | set(extra_static)
         for p in signature.parameters.values():
             if (p.kind is _Kind.VAR_POSITIONAL and params.var_positional) or (

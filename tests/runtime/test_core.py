@@ -188,3 +188,28 @@ def test_failed_calls_keep_no_static_value_alive() -> None:
     del cfg
     gc.collect()
     assert ref() is None
+
+
+def test_tracebacks_through_the_dispatcher_show_its_source() -> None:
+    import traceback
+
+    @js.jit
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError) as info:
+        f(jnp.ones(1), 2)
+    text = "".join(traceback.format_exception(info.value))
+    assert 'File "<jaxstatic dispatch of f(2 positional) #' in text
+    assert "return miss(key, args, kwargs)" in text  # the generated line itself, read from linecache
+
+
+def test_the_key_function_and_the_dispatcher_agree() -> None:
+    @js.jit
+    def f(x: jax.Array, cfg: Static[dict[str, Any]], *, n: Static[int] = 2) -> jax.Array:
+        return x * n
+
+    x = jnp.ones(1)
+    f(x, {"a": 1}, n=3)
+    key = f._key((x, {"a": 1}), {"n": 3})
+    assert list(f._cache) == [key]
