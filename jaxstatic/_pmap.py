@@ -59,6 +59,11 @@ def resolve_in_axes(function: str, layout: Layout, in_axes: Any) -> dict[str, An
     return {n: a for n, a in by_name.items() if n not in layout.static}
 
 
+def _argnums(value: int | Iterable[int]) -> tuple[Any, ...]:
+    """An int or any iterable of ints (``jax.pmap`` takes a range or a set too) as a tuple."""
+    return tuple(value) if isinstance(value, Iterable) else (value,)
+
+
 class PmapFunction(StaticFunction[_P, _R]):
     """A function mapped over devices by ``jaxstatic.pmap``. Call it like the function it wraps.
 
@@ -77,18 +82,21 @@ class PmapFunction(StaticFunction[_P, _R]):
         self._by_name: dict[str, Any] | None = None
         self._pmap_options = {"axis_name": axis_name, "out_axes": out_axes, "devices": devices, "backend": backend,
                               "axis_size": axis_size}
-        params = {"static_argnums": tuple(_options.as_tuple(static_broadcasted_argnums)),
-                  "donate_argnums": tuple(_options.as_tuple(donate_argnums))}
-        super().__init__(fn, params, max_traces=max_traces, cache_size=cache_size)
+        params = {"static_argnums": _argnums(static_broadcasted_argnums), "donate_argnums": _argnums(donate_argnums)}
+        # given only when non-empty, so that a plain js.pmap(f) reads no signature until its first call
+        super().__init__(fn, {k: v for k, v in params.items() if v}, max_traces=max_traces, cache_size=cache_size)
+
+    def _checks_at_decoration(self) -> bool:
+        return not (self._in_axes is None or type(self._in_axes) is int)
 
     def _resolve(self, layout: Layout) -> None:
-        _options.check_not_static(self._function, self._params.donate, layout.static, "donate_argnums")
+        _options.check_not_static(self._function, self._params().donate, layout.static, "donate_argnums")
         self._by_name = resolve_in_axes(self._function, layout, self._in_axes)
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         names = program_names(plan)
         in_axes = self._in_axes if self._by_name is None else tuple(self._by_name.get(n, 0) for n in names)
-        donate = tuple(i for i, name in enumerate(names) if name in self._params.donate)
+        donate = tuple(i for i, name in enumerate(names) if name in self._params().donate)
         options = dict(self._pmap_options, in_axes=in_axes, donate_argnums=donate)
         return packed(plan, body, lambda f: jax.pmap(f, **options))
 

@@ -100,6 +100,9 @@ class ShardMapFunction(StaticFunction[_P, _R]):
         self._shard_options = {"out_specs": out_specs, "mesh": mesh, "axis_names": axis_names, "check_vma": check_vma}
         super().__init__(fn, {}, max_traces=max_traces, cache_size=cache_size)
 
+    def _checks_at_decoration(self) -> bool:
+        return not _is_spec_tree(self._in_specs)
+
     def _resolve(self, layout: Layout) -> None:
         if _is_spec_tree(self._in_specs):
             return

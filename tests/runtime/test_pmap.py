@@ -188,7 +188,7 @@ def test_jax_options_pass_through() -> None:
     assert out.shape == (1, N)
     np.testing.assert_array_equal(out[0], np.arange(N) * 3 + 2)
     assert mapped.trace_count == 1
-    half = js.pmap(add, axis_size=N // 2, devices=jax.devices()[: N // 2], static_broadcasted_argnums=(2,))
+    half = js.pmap(add, axis_size=N // 2, devices=jax.devices()[: N // 2], static_broadcasted_argnums=range(2, 3))
     assert half(x[: N // 2], x[: N // 2], 1).shape == (N // 2, 1)
 
 
