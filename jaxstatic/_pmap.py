@@ -25,7 +25,7 @@ from . import _options
 from ._core import Slot, StaticFunction
 from ._errors import option_error
 from ._plan import Layout, Plan
-from ._shard_map import packed, program_names
+from ._shard_map import by_parameter, packed, program_names
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -44,13 +44,7 @@ def resolve_in_axes(function: str, layout: Layout, in_axes: Any) -> dict[str, An
                                "Give an int, None, a tuple with one entry per positional parameter, or a dict by "
                                "parameter name.")
         return None
-    params = layout.signature.parameters
-    variadic = {n for n, p in params.items() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-    named = {k: v for k, v in in_axes.items() if k not in variadic} if isinstance(in_axes, Mapping) else in_axes
-    by_name = _options.per_parameter(function, layout.signature, named, "in_axes", layout.static, over_all=True)
-    assert by_name is not None
-    if isinstance(in_axes, Mapping):
-        by_name.update({k: v for k, v in in_axes.items() if k in variadic})
+    by_name = by_parameter(function, layout, in_axes, "in_axes", over_all=True)
     for name, axes in by_name.items():
         if name in layout.static and axes is not None:
             raise option_error("in_axes", function, f"maps {name!r} over axis {axes!r}, but {name!r} is Static, so "

@@ -77,6 +77,20 @@ def program_names(plan: Plan) -> list[str]:
     return [name for name, _ in plan.dynamics]
 
 
+def by_parameter(function: str, layout: Layout, value: tuple[Any, ...] | list[Any] | Mapping[str, Any], option: str,
+                 *, over_all: bool = False) -> dict[str, Any]:
+    """A per-parameter option given as a tuple or a dict, by parameter name (``_options.per_parameter``); a dict may
+    also name ``*args`` and ``**kwargs``, for their extras."""
+    params = layout.signature.parameters
+    variadic = {n for n, p in params.items() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    named = {k: v for k, v in value.items() if k not in variadic} if isinstance(value, Mapping) else tuple(value)
+    found = _options.per_parameter(function, layout.signature, named, option, layout.static, over_all=over_all)
+    assert found is not None
+    if isinstance(value, Mapping):
+        found.update({k: v for k, v in value.items() if k in variadic})
+    return found
+
+
 def _is_spec_tree(value: Any) -> bool:
     """One spec for every argument, as opposed to a tuple or dict by parameter."""
     return isinstance(value, PartitionSpec) or value is None or value is INFER or not isinstance(
@@ -107,17 +121,8 @@ class ShardMapFunction(StaticFunction[_P, _R]):
         if _is_spec_tree(self._in_specs):
             return
         if isinstance(self._in_specs, Mapping):
-            variadic = {n for n, p in layout.signature.parameters.items() if p.kind in (p.VAR_POSITIONAL,
-                                                                                          p.VAR_KEYWORD)}
             _options.check_not_static(self._function, self._in_specs, layout.static, "in_specs")
-            named = {k: v for k, v in self._in_specs.items() if k not in variadic}
-            by_name = _options.per_parameter(self._function, layout.signature, named, "in_specs", layout.static)
-            assert by_name is not None
-            by_name.update({k: v for k, v in self._in_specs.items() if k in variadic})
-        else:
-            by_name = _options.per_parameter(self._function, layout.signature, tuple(self._in_specs), "in_specs",
-                                             layout.static)
-        assert by_name is not None
+        by_name = by_parameter(self._function, layout, self._in_specs, "in_specs")
         required = [p.name for p in layout.signature.parameters.values()
                     if p.name not in layout.static and p.default is p.empty
                     and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -180,4 +185,4 @@ def shard_map(fn: Callable[_P, _R] | None = None, /, *, out_specs: Any, in_specs
     return ShardMapFunction(fn, **options)
 
 
-__all__ = ["INFER", "ShardMapFunction", "packed", "program_names", "shard_map"]
+__all__ = ["INFER", "ShardMapFunction", "by_parameter", "packed", "program_names", "shard_map"]
