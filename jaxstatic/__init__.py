@@ -36,6 +36,8 @@ from ._errors import (
     StaticMismatchError as StaticMismatchError,
 )
 from ._jit import JitFunction as JitFunction, jit as jit
+from ._pmap import PmapFunction as PmapFunction, pmap as pmap
+from ._shard_map import ShardMapFunction as ShardMapFunction, shard_map as shard_map
 from ._stats import CacheInfo as CacheInfo, Retrace as Retrace, trace_report as trace_report
 from ._vmap_pmap import VmapFunction as VmapFunction, vmap as vmap
 
@@ -59,9 +61,11 @@ __all__ = [
     "NoDiff",
     "NonStaticValueError",
     "OptionError",
+    "PmapFunction",
     "Retrace",
     "RetraceError",
     "RuleError",
+    "ShardMapFunction",
     "Static",
     "StaticFunction",
     "StaticMismatchError",
@@ -73,6 +77,8 @@ __all__ = [
     "VmapFunction",
     "jit",
     "remat",
+    "pmap",
+    "shard_map",
     "static_argnames",
     "static_argnums",
     "trace_report",
