@@ -7,6 +7,7 @@ from ._annotations import (
     static_argnums as static_argnums,
 )
 from ._aot import Compiled as Compiled, Lowered as Lowered
+from ._dataclass import dataclass as dataclass, field as field
 from ._errors import (
     AnnotationError as AnnotationError,
     JaxstaticError as JaxstaticError,
@@ -32,6 +33,8 @@ __all__ = [
     "RetraceError",
     "Static",
     "StaticMismatchError",
+    "dataclass",
+    "field",
     "jit",
     "static_argnames",
     "static_argnums",

@@ -13,7 +13,7 @@ from typing import Any
 
 import jax
 
-from . import _freeze
+from . import _freeze, _tree_diff
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,8 +50,9 @@ def _diff_param(label: str, old: DynamicSig | StaticSig, new: DynamicSig | Stati
     if isinstance(old, StaticSig) and isinstance(new, StaticSig):
         return _freeze.diff(label, old.key, new.key)
     if isinstance(old, DynamicSig) and isinstance(new, DynamicSig):
-        if old.treedef != new.treedef:
-            return [f"{label}: pytree structure {old.treedef} -> {new.treedef}"]
+        if old.treedef != new.treedef:  # a jaxstatic.dataclass's static fields are named one by one
+            return (_tree_diff.treedef_changes(label, old.treedef, new.treedef)
+                    or [f"{label}: pytree structure {old.treedef} -> {new.treedef}"])
         return [f"{label}{p}: {a} -> {b}" for (p, a), (_, b) in zip(old.leaves, new.leaves) if a != b]
     return [f"{label}: static/dynamic split changed"]
 
