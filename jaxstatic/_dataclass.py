@@ -25,6 +25,7 @@ import dataclasses
 import functools
 import inspect
 import operator
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
 
@@ -148,18 +149,38 @@ class _ClassState:
             if not final:
                 return
             statics = static_names_by_head(self.cls, names)
-        self.statics, self.children = statics, tuple(n for n in names if n not in statics)
-        self.get_statics = _getter(statics)
-        options = {"drop_fields": statics} if "drop_fields" in _REGISTER_OPTIONS else {}
-        # JAX takes only __init__ fields as metadata attributes, and checks that when registering: for that
-        # moment only, the hidden attribute is listed as one. fields(), replace() and asdict() never see it.
-        fields: dict[str, Any] = self.cls.__dict__["__dataclass_fields__"]
-        fields[AUX] = dataclasses.fields(dataclasses.make_dataclass("Metadata", [(AUX, StaticFields)]))[0]
-        try:
-            jax.tree_util.register_dataclass(self.cls, data_fields=self.children, meta_fields=[AUX], **options)
-        finally:
-            del fields[AUX]
-        self.registered = True
+        with _REGISTERING:
+            if self.registered:  # another thread built the first instance too
+                return
+            self.statics, self.children = statics, tuple(n for n in names if n not in statics)
+            self.get_statics = _getter(statics)
+            _register(self.cls, self.children, statics)
+            self.registered = True
+
+
+_REGISTERING = threading.Lock()
+
+
+def _register(cls: type, children: tuple[str, ...], statics: tuple[str, ...]) -> None:
+    """``register_dataclass`` with the hidden attribute as the only metadata field, the children as data fields.
+
+    JAX's unflatten passes both to the class by keyword (``__init__`` recognises that call), and its registration
+    checks that they are exactly the ``__init__`` fields less ``drop_fields``. For that check only, the hidden
+    attribute is listed as a field and fields outside ``__init__`` are marked as inside; ``fields()``,
+    ``replace()`` and ``asdict()`` never see either.
+    """
+    fields: dict[str, Any] = cls.__dict__["__dataclass_fields__"]
+    outside = [f for f in fields.values() if not f.init]
+    fields[AUX] = dataclasses.fields(dataclasses.make_dataclass("Metadata", [(AUX, StaticFields)]))[0]
+    options = {"drop_fields": statics} if "drop_fields" in _REGISTER_OPTIONS else {}
+    try:
+        for f in outside:
+            f.init = True
+        jax.tree_util.register_dataclass(cls, data_fields=children, meta_fields=[AUX], **options)
+    finally:
+        del fields[AUX]
+        for f in outside:
+            f.init = False
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
@@ -409,7 +430,7 @@ def dataclass(cls: type[_T] | None = None, /, *, init: bool = True, repr: bool =
     is not raises ``NonStaticValueError`` when the object is built. Equal static values give equal tree
     structures, so ``jax.jit`` and ``jaxstatic.jit`` reuse their programs; a static container changed in place
     gives another structure, so they retrace. With ``eq`` (the default): ``==`` compares static fields, structure
-    and leaf values and never raises; ``hash()`` works for instances without arrays and raises
+    and leaf values and never raises; ``hash()`` works for frozen instances without arrays and raises
     ``NonStaticValueError`` for those with arrays. Subclasses must be decorated too.
     """
     options = {"init": init, "repr": repr, "eq": eq, "frozen": frozen, "match_args": match_args, "kw_only": kw_only}
@@ -434,8 +455,8 @@ def _decorate(cls: type[_T], *, init: bool, repr: bool, eq: bool, frozen: bool, 
     methods["__setattr__"], methods["__delattr__"] = _make_setattr(state)
     if eq and "__eq__" not in body:
         methods["__eq__"] = _eq
-        if "__hash__" not in body:
-            methods["__hash__"] = _hash
+        if "__hash__" not in body:  # like dataclasses: an object that can change has no hash
+            methods["__hash__"] = _hash if frozen else None
     if repr and "__repr__" not in body:
         methods["__repr__"] = _repr
     for name, method in methods.items():

@@ -398,6 +398,21 @@ def test_defaults_factories_and_converters() -> None:
     assert len(calls) == 2
 
 
+def test_a_field_outside_init_is_a_child_too() -> None:
+    @js.dataclass
+    class Norm:
+        w: jax.Array
+        total: jax.Array = js.field(init=False)
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "total", self.w.sum())
+
+    norm = Norm(jnp.ones(3))
+    assert [leaf.tolist() for leaf in jax.tree_util.tree_leaves(norm)] == [[1.0, 1.0, 1.0], 3.0]
+    doubled = jax.tree_util.tree_map(lambda a: 2 * a, norm)  # rebuilt from its leaves: __post_init__ not run
+    assert doubled.total.tolist() == 6.0
+
+
 def test_frozen_by_default_and_a_custom_init() -> None:
     @js.dataclass
     class Scaled:
@@ -434,6 +449,8 @@ def test_not_frozen_assigning_a_static_field_retraces() -> None:
     with pytest.raises(js.NonStaticValueError, match=r"State\.step is a jax\.Array"):
         state.step = jnp.ones(1)  # type: ignore[assignment]
     assert traces == [1, 2]
+    with pytest.raises(TypeError, match="unhashable type: 'State'"):
+        hash(state)
 
 
 def softsign(x: jax.Array) -> jax.Array:
