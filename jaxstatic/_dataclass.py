@@ -31,12 +31,12 @@ from typing import Any, TypeVar, overload
 
 import jax
 import jax.core
-import numpy as np
 from typing_extensions import dataclass_transform
 
 from . import _freeze
-from ._errors import NonStaticValueError, static_field_message, unhashable_instance_message
+from ._errors import NonStaticValueError, static_field_message
 from ._static_fields import static_names, static_names_by_head
+from ._tree_eq import tree_eq, tree_hash
 from ._tree_repr import callable_name, tree_repr
 
 _T = TypeVar("_T")
@@ -140,35 +140,48 @@ class _ClassState:
         self.empty = StaticFields((), (), (), ())
         self.get_statics: Callable[[Any], tuple[Any, ...]] = lambda o: ()
 
-    def register(self, final: bool) -> None:
-        """Split the fields and register the class with JAX. Before the first instance exists (``final=False``)
-        only when every annotation resolves: a forward reference may name a class defined later in the module."""
+    def resolve(self, final: bool) -> bool:
+        """Split the fields. Before the first instance exists (``final=False``) only when every annotation
+        resolves: a forward reference may name a class defined later in the module."""
         names = [f.name for f in self.fields]
         statics = static_names(self.cls, names)
         if statics is None:
             if not final:
-                return
+                return False
             statics = static_names_by_head(self.cls, names)
+        self.statics, self.children = statics, tuple(n for n in names if n not in statics)
+        self.get_statics = _getter(statics)
+        return True
+
+    def plain(self, body: dict[str, Any], init: bool) -> bool:
+        """No static field, converter, ``__post_init__`` or own ``__init__``: then the class is registered as
+        the plain frozen dataclass it is, and costs exactly what ``register_dataclass`` costs; JAX's unflatten
+        calling its generated ``__init__`` runs no code of the user's."""
+        return (init and not self.statics and not self.converters and all(f.init for f in self.fields)
+                and "__init__" not in body and not hasattr(self.cls, "__post_init__"))
+
+    def register(self, plain: bool = False) -> None:
         with _REGISTERING:
-            if self.registered:  # another thread built the first instance too
-                return
-            self.statics, self.children = statics, tuple(n for n in names if n not in statics)
-            self.get_statics = _getter(statics)
-            _register(self.cls, self.children, statics)
-            self.registered = True
+            if not self.registered:  # another thread may have built the first instance too
+                _register(self.cls, self.children, self.statics, plain)
+                self.registered = True
 
 
 _REGISTERING = threading.Lock()
 
 
-def _register(cls: type, children: tuple[str, ...], statics: tuple[str, ...]) -> None:
-    """``register_dataclass`` with the hidden attribute as the only metadata field, the children as data fields.
+def _register(cls: type, children: tuple[str, ...], statics: tuple[str, ...], plain: bool) -> None:
+    """``register_dataclass`` with the children as data fields and the hidden attribute as the only metadata
+    field (none for a plain class).
 
-    JAX's unflatten passes both to the class by keyword (``__init__`` recognises that call), and its registration
-    checks that they are exactly the ``__init__`` fields less ``drop_fields``. For that check only, the hidden
-    attribute is listed as a field and fields outside ``__init__`` are marked as inside; ``fields()``,
+    JAX's unflatten passes them to the class by keyword (``__init__`` recognises the hidden one), and its
+    registration checks that they are exactly the ``__init__`` fields less ``drop_fields``. For that check only,
+    the hidden attribute is listed as a field and fields outside ``__init__`` are marked as inside; ``fields()``,
     ``replace()`` and ``asdict()`` never see either.
     """
+    if plain:
+        jax.tree_util.register_dataclass(cls, data_fields=children, meta_fields=[])
+        return
     fields: dict[str, Any] = cls.__dict__["__dataclass_fields__"]
     outside = [f for f in fields.values() if not f.init]
     fields[AUX] = dataclasses.fields(dataclasses.make_dataclass("Metadata", [(AUX, StaticFields)]))[0]
@@ -296,14 +309,14 @@ def _make_init(state: _ClassState, init: Callable[..., None]) -> Callable[..., N
                 _restore_statics(d, state.statics)
             return
         if type(self) is not cls:  # super().__init__() from a subclass, which finishes the object itself
-            _check_decorated(type(self), cls)
             init(self, *args, **kwargs)
             return
         d = self.__dict__
         d[_BUILDING] = True
         init(self, *args, **kwargs)
         if not state.registered:
-            state.register(final=True)
+            state.resolve(final=True)
+            state.register()
         if d.pop(_BUILDING) and state.converters:  # still True: __post_init__ did not run the converters
             _convert(self, state)
         s = _statics_of(self, state)
@@ -327,10 +340,46 @@ def _make_post_init(cls: type, user: Callable[..., None] | None) -> Callable[...
     return __post_init__
 
 
-def _check_decorated(sub: type, base: type) -> None:
-    if STATE not in sub.__dict__:
-        raise TypeError(f"{_name(sub)} inherits from the jaxstatic dataclass {_name(base)} but is not decorated "
-                        "itself, so JAX would treat it as a leaf. Decorate it with @jaxstatic.dataclass.")
+def _guard_subclasses(base: type) -> classmethod[Any, ..., None]:
+    """``__init_subclass__``: a subclass gets an ``__init__`` that refuses to build an undecorated class, which JAX
+    would take for a leaf; decorating the subclass removes it again (``_unguard``)."""
+    previous = base.__dict__.get("__init_subclass__")
+
+    def __init_subclass__(sub: type, **kwargs: Any) -> None:
+        own = sub.__dict__.get("__init__")
+        if not hasattr(own, "__jaxstatic_guard__"):
+            sub.__init__ = _refusing_init(sub, base, own)  # type: ignore[misc]
+        if previous is not None:
+            previous.__func__(sub, **kwargs)
+        else:
+            super(base, sub).__init_subclass__(**kwargs)  # type: ignore[arg-type]  # a class held in a variable
+
+    return classmethod(__init_subclass__)
+
+
+def _refusing_init(sub: type, base: type, own: Callable[..., None] | None) -> Callable[..., None]:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if STATE not in type(self).__dict__:
+            raise TypeError(f"{_name(type(self))} inherits from the jaxstatic dataclass {_name(base)} but is not "
+                            "decorated itself, so JAX would treat it as a leaf. Decorate it with "
+                            "@jaxstatic.dataclass.")
+        if own is not None:
+            own(self, *args, **kwargs)
+        else:
+            super(sub, self).__init__(*args, **kwargs)  # type: ignore[arg-type]  # a class held in a variable
+
+    __init__.__jaxstatic_guard__ = own  # type: ignore[attr-defined]
+    return __init__
+
+
+def _unguard(cls: type) -> None:
+    init: Any = cls.__dict__.get("__init__")
+    if hasattr(init, "__jaxstatic_guard__"):
+        own = init.__jaxstatic_guard__
+        if own is None:
+            del cls.__init__  # type: ignore[misc]
+        else:
+            cls.__init__ = own  # type: ignore[misc]
 
 
 def _name(cls: type) -> str:
@@ -361,57 +410,11 @@ def _make_setattr(state: _ClassState) -> tuple[Callable[..., None], Callable[...
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Equality, hashing, repr
-
-
-def _eq(self: Any, other: Any) -> Any:
-    """Equal when of the same class, with equal static fields (by the static rule: strict types), the same
-    structure, and equal leaves: identical, or arrays of equal shape, dtype and contents (compared on the host, so
-    it waits for them; NaN is unequal to itself), or other leaves of one type that compare equal. Tracers compare
-    by identity only: ``==`` never raises JAX's ambiguous-truth error and never makes a traced bool."""
-    if type(other) is not type(self):
-        return NotImplemented
-    if self is other:
-        return True
-    leaves, treedef = jax.tree_util.tree_flatten(self)
-    other_leaves, other_treedef = jax.tree_util.tree_flatten(other)
-    structure: Any = treedef  # PyTreeDef's stub declares no __eq__
-    return structure == other_treedef and all(map(_same_leaf, leaves, other_leaves))
-
-
-def _same_leaf(a: Any, b: Any) -> bool:
-    if a is b:
-        return True
-    if isinstance(a, jax.core.Tracer) or isinstance(b, jax.core.Tracer):
-        return False
-    try:  # anything may be a leaf: a comparison that fails, or is not a truth value, means unequal
-        if _freeze.is_array(a) or _freeze.is_array(b):
-            return (_freeze.is_array(a) and _freeze.is_array(b) and a.shape == b.shape and a.dtype == b.dtype
-                    and bool(np.array_equal(np.asarray(a), np.asarray(b))))
-        return type(a) is type(b) and bool(a == b)
-    except Exception:
-        return False
-
-
-def _hash(self: Any) -> int:
-    """Instances without array leaves hash by structure and leaves, so they can be static values. Instances
-    holding arrays raise ``NonStaticValueError`` (a ``TypeError``, as for any unhashable object), naming the
-    array: such an instance is a dynamic pytree, and a static parameter given one says so."""
-    leaves, treedef = jax.tree_util.tree_flatten(self)
-    if any(map(_freeze.is_array, leaves)):
-        owner = type(self).__name__
-        path, leaf = next((p, x) for p, x in jax.tree_util.tree_flatten_with_path(self)[0] if _freeze.is_array(x))
-        raise NonStaticValueError(unhashable_instance_message(
-            owner, owner + jax.tree_util.keystr(path), _freeze.type_name(leaf)))
-    return hash((treedef, *leaves))
+# The decorator
 
 
 def _repr(self: Any) -> str:
     return tree_repr(self, lambda o: type(o).__dict__[STATE].repr_fields)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The decorator
 
 
 @overload
@@ -443,6 +446,7 @@ def _decorate(cls: type[_T], *, init: bool, repr: bool, eq: bool, frozen: bool, 
               kw_only: bool) -> type[_T]:
     if STATE in cls.__dict__:
         raise TypeError(f"{_name(cls)} is already a jaxstatic dataclass.")
+    _unguard(cls)
     body = dict(cls.__dict__)
     if _has_converters(cls, body):  # run them before the user's __post_init__
         user = body.get("__post_init__", getattr(cls, "__post_init__", None))
@@ -450,18 +454,23 @@ def _decorate(cls: type[_T], *, init: bool, repr: bool, eq: bool, frozen: bool, 
     cls = dataclasses.dataclass(cls, init=init, repr=False, eq=False, frozen=frozen, match_args=match_args,
                                 kw_only=kw_only)
     state = _ClassState(cls, frozen)
-    setattr(cls, STATE, state)
-    methods: dict[str, Any] = {"__init__": _make_init(state, cls.__init__), AUX: _CurrentStatics(state)}
-    methods["__setattr__"], methods["__delattr__"] = _make_setattr(state)
+    methods: dict[str, Any] = {STATE: state, "__init_subclass__": _guard_subclasses(cls)}
     if eq and "__eq__" not in body:
-        methods["__eq__"] = _eq
+        methods["__eq__"] = tree_eq
         if "__hash__" not in body:  # like dataclasses: an object that can change has no hash
-            methods["__hash__"] = _hash if frozen else None
+            methods["__hash__"] = tree_hash if frozen else None
     if repr and "__repr__" not in body:
         methods["__repr__"] = _repr
+    resolved = state.resolve(final=False)
+    plain = resolved and state.plain(body, init)
+    if not plain:
+        methods["__init__"] = _make_init(state, cls.__init__)
+        methods[AUX] = _CurrentStatics(state)
+        methods["__setattr__"], methods["__delattr__"] = _make_setattr(state)
     for name, method in methods.items():
         setattr(cls, name, method)
-    state.register(final=False)
+    if resolved:  # else at the first construction
+        state.register(plain)
     return cls
 
 
