@@ -32,8 +32,9 @@ def _walk(label: str, old: Any, new: Any, out: list[str]) -> bool:
     if a is None or b is None or a[0] is not b[0] or len(kids) != len(new_kids):
         return False
     state = a[0].__dict__.get(STATE) if isinstance(a[0], type) else None
-    if state is not None:  # a registered dataclass node: its metadata is (StaticFields,)
-        out.extend(_static_changes(label, a[1][0], b[1][0]))
+    if state is not None:  # a jaxstatic dataclass: its metadata is (StaticFields,), or () without Static fields
+        if a[1]:
+            out.extend(_static_changes(label, a[1][0], b[1][0]))
         labels = [f"{label}.{n}" for n in state.children]
     elif a[1] != b[1]:
         return False
