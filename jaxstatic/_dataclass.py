@@ -43,6 +43,7 @@ _T = TypeVar("_T")
 
 AUX = "__jaxstatic_aux__"  # the metadata attribute JAX reads; in __dict__ when the instance's statics cannot change
 _LAST = "__jaxstatic_last__"  # where an instance whose statics can change keeps its latest StaticFields
+_SNAPSHOT = "__jaxstatic_snapshot__"  # ...and the entries of those containers when _LAST was made
 _BUILDING = "__jaxstatic_building__"  # in __dict__ while __init__ runs
 STATE = "__jaxstatic_class__"  # class attribute of each decorated class: its _ClassState
 _CONVERTER = "jaxstatic.converter"  # dataclasses.Field.metadata key of field(converter=...)
@@ -244,22 +245,51 @@ def _statics_of(o: Any, state: _ClassState) -> StaticFields:
 
 
 def _store(d: dict[str, Any], s: StaticFields) -> None:
-    d.pop(_LAST, None)
+    """Keep ``s`` on an instance: as its own ``__jaxstatic_aux__`` (read by JAX in C) when it cannot change,
+    else beside a snapshot of its mutable containers."""
+    if not s.mutable:
+        d.pop(_LAST, None)
+        d.pop(_SNAPSHOT, None)
+        d[AUX] = s
+        return
     d.pop(AUX, None)
-    d[_LAST if s.mutable else AUX] = s
+    d[_LAST] = s
+    d[_SNAPSHOT] = tuple(_snapshot(d[s.names[i]]) for i in s.mutable)
 
 
 def _refresh(o: Any, last: StaticFields, state: _ClassState) -> StaticFields:
-    """Freeze the mutable static fields again: the same metadata while they are unchanged, else a new one."""
+    """The metadata of an instance with mutable static containers: the same object while they hold the same
+    entries (checked by identity, cheaper than freezing them again), else frozen again, and new if they changed."""
+    d = o.__dict__
     values = state.get_statics(o)
+    snapshots = d.get(_SNAPSHOT)
+    if snapshots is not None and all(map(_unchanged, [values[i] for i in last.mutable], snapshots)):
+        return last
     key = list(last.key)
     for i in last.mutable:
         key[i] = _freeze_field(state, last.names[i], values[i], " (changed in place after the object was built)")
-    if tuple(key) == last.key:
-        return last
-    changed = StaticFields(last.names, tuple(key), values, last.mutable)
-    o.__dict__[_LAST] = changed
-    return changed
+    current = last if tuple(key) == last.key else StaticFields(last.names, tuple(key), values, last.mutable)
+    _store(d, current)
+    return current
+
+
+def _snapshot(value: Any) -> tuple[Any, ...] | None:
+    """A ``dict`` or ``list`` of atomic entries (immutable, so the same objects give the same key), with its
+    entries; None for other containers, which are frozen again at each flatten."""
+    atomic = _freeze.ATOMIC
+    if type(value) is dict and atomic.issuperset(map(type, value)) and atomic.issuperset(map(type, value.values())):
+        return value, tuple(value), tuple(value.values())
+    if type(value) is list and atomic.issuperset(map(type, value)):
+        return value, tuple(value), ()
+    return None
+
+
+def _unchanged(value: Any, snapshot: tuple[Any, ...] | None) -> bool:
+    if snapshot is None or value is not snapshot[0] or len(value) != len(snapshot[1]):
+        return False
+    if type(value) is dict:
+        return all(map(operator.is_, value, snapshot[1])) and all(map(operator.is_, value.values(), snapshot[2]))
+    return all(map(operator.is_, value, snapshot[1]))
 
 
 def _freeze_field(state: _ClassState, name: str, value: Any, when: str = "") -> Any:
@@ -287,7 +317,7 @@ def _restore_statics(d: dict[str, Any], names: tuple[str, ...]) -> None:
     s: StaticFields = d[AUX]
     if s.mutable:
         d.update(zip(names, s.fresh_values()))
-        d[_LAST] = d.pop(AUX)
+        _store(d, s)
     else:
         d.update(zip(names, s.values))
 
@@ -319,8 +349,7 @@ def _make_init(state: _ClassState, init: Callable[..., None]) -> Callable[..., N
             state.register()
         if d.pop(_BUILDING) and state.converters:  # still True: __post_init__ did not run the converters
             _convert(self, state)
-        s = _statics_of(self, state)
-        d[_LAST if s.mutable else AUX] = s
+        _store(d, _statics_of(self, state))
 
     return __init__
 
