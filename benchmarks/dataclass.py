@@ -12,7 +12,7 @@ of a cache hit. Operations:
 - dict static: the 10-leaf model with a 10-entry ``dict`` static field (a tuple of pairs for the others, which
   reject dicts), whose flatten freezes it again on every call to catch changes made in place.
 
-Run: python benchmarks/dataclass.py [--rounds 21] [--calls 1000]
+Run: python benchmarks/dataclass.py [--rounds 41] [--calls 200]
 """
 
 from __future__ import annotations
@@ -137,8 +137,8 @@ def operations(leaves: int, config: Any = None) -> dict[str, dict[str, Callable[
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=21)
-    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=41)
+    parser.add_argument("--calls", type=int, default=200)
     args = parser.parse_args()
     print(f"jax {jax.__version__}, equinox {eqx.__version__}; median us/call over {args.rounds} interleaved rounds "
           f"of {args.calls} calls; ratios of medians to register_dataclass, and of the best rounds (steadier on a "

@@ -13,10 +13,13 @@ Design, and what it costs (``benchmarks/dataclass.py``):
   frame. JAX's unflatten calls the class with that attribute as a keyword; ``__init__`` recognises it and fills
   ``__dict__`` directly, so converters and checks run once, at construction, never on JAX's placeholder leaves.
 - A static value holding a ``dict``, ``list`` or ``set`` can change in place. Only instances holding one pay for
-  that: they keep no ``__jaxstatic_aux__`` of their own, so reading it falls through to a class-level descriptor
-  that freezes those fields again and makes a new ``StaticFields`` when they changed -- a retrace, never a stale
-  program. Unflatten gives such fields a fresh copy rebuilt from the key, so nothing a user mutates can change what
-  a treedef held in a cache says.
+  that (``_static_values``): each flatten checks those containers, and a change gives a new ``StaticFields`` -- a
+  retrace, never a stale program. Unflatten gives such fields a fresh copy rebuilt from the key, so nothing a user
+  mutates can change what a treedef held in a cache says.
+- A class with no static field, converter or ``__init__``/``__post_init__`` of its own is registered as the plain
+  frozen dataclass it is. Measured against ``register_dataclass`` on 10- and 100-leaf models (medians, under
+  load): flatten 0.95-1.00x, unflatten 1.00-1.02x, cache hits of ``jax.jit`` and ``jaxstatic.jit`` 0.99-1.01x;
+  ``equinox.Module`` flattens 8-19x slower, but unflattens 1.3x faster (it skips the constructor).
 """
 
 from __future__ import annotations
@@ -30,68 +33,26 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
 
 import jax
-import jax.core
 from typing_extensions import dataclass_transform
 
-from . import _freeze
-from ._errors import NonStaticValueError, static_field_message
 from ._static_fields import static_names, static_names_by_head
+from ._static_values import (
+    AUX,
+    BUILDING,
+    CurrentStatics,
+    StaticFields,
+    restore_statics,
+    statics_of,
+    store,
+)
 from ._tree_eq import tree_eq, tree_hash
-from ._tree_repr import callable_name, tree_repr
+from ._tree_repr import tree_repr
 
 _T = TypeVar("_T")
 
-AUX = "__jaxstatic_aux__"  # the metadata attribute JAX reads; in __dict__ when the instance's statics cannot change
-_LAST = "__jaxstatic_last__"  # where an instance whose statics can change keeps its latest StaticFields
-_SNAPSHOT = "__jaxstatic_snapshot__"  # ...and the entries of those containers when _LAST was made
-_BUILDING = "__jaxstatic_building__"  # in __dict__ while __init__ runs
 STATE = "__jaxstatic_class__"  # class attribute of each decorated class: its _ClassState
 _CONVERTER = "jaxstatic.converter"  # dataclasses.Field.metadata key of field(converter=...)
 _REGISTER_OPTIONS = inspect.signature(jax.tree_util.register_dataclass).parameters
-
-
-class StaticFields:
-    """The metadata of one instance: the frozen key of each static field (in field order) and the values.
-
-    Compared by key and hashed once. ``mutable`` lists the fields whose key can change in place (a ``dict``,
-    ``list`` or ``set`` inside): they are frozen again at each flatten and rebuilt from the key at each unflatten.
-    """
-
-    __slots__ = ("_hash", "key", "mutable", "names", "values")
-
-    def __init__(self, names: tuple[str, ...], key: tuple[Any, ...], values: tuple[Any, ...],
-                 mutable: tuple[int, ...]) -> None:
-        self.names, self.key, self.values, self.mutable = names, key, values, mutable
-        self._hash = hash(key)
-
-    def __eq__(self, other: object) -> bool:
-        return self is other or (type(other) is StaticFields and self._hash == other._hash and self.key == other.key)
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled as names and values, frozen again when loaded: keys hold classes such as ``function`` that
-        pickle cannot name, and string hashes differ between processes."""
-        return _refrozen, (self.names, self.fresh_values())
-
-    def __repr__(self) -> str:  # shown inside PyTreeDef(...)
-        return "{" + ", ".join(f"{n}={callable_name(v) or _freeze.describe(k)}"
-                               for n, k, v in zip(self.names, self.key, self.values)) + "}"
-
-    def fresh_values(self) -> tuple[Any, ...]:
-        """The values for a rebuilt instance: shared when immutable, rebuilt from the key when mutable."""
-        if not self.mutable:
-            return self.values
-        values = list(self.values)
-        for i in self.mutable:
-            values[i] = _freeze.thaw(self.key[i])
-        return tuple(values)
-
-
-def _refrozen(names: tuple[str, ...], values: tuple[Any, ...]) -> StaticFields:
-    keys = tuple(map(_freeze.freeze, values))
-    return StaticFields(names, keys, values, tuple(i for i, k in enumerate(keys) if not _freeze.is_immutable(k)))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -207,119 +168,8 @@ def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     return lambda o: ()
 
 
-class _CurrentStatics:
-    """The class-level ``__jaxstatic_aux__``, read only by instances that hold none of their own: those whose
-    static fields hold a mutable container, and those whose ``__init__`` has not finished."""
-
-    def __init__(self, state: _ClassState) -> None:
-        self._state = state
-
-    def __get__(self, o: Any, owner: type | None = None) -> Any:
-        if o is None:
-            return self
-        d = o.__dict__
-        last = d.get(_LAST)
-        if last is None or _BUILDING in d:
-            return _statics_of(o, self._state)
-        return _refresh(o, last, self._state)
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Building an instance: converters, then the static check and keys
-
-
-def _statics_of(o: Any, state: _ClassState) -> StaticFields:
-    if not state.statics:
-        return state.empty
-    values = state.get_statics(o)
-    try:
-        keys = tuple(map(_freeze.freeze, values))
-    except _freeze.Unfreezable:
-        for name, value in zip(state.statics, values):
-            _freeze_field(state, name, value)  # raises, naming the field
-        raise
-    if all(map(_freeze.is_immutable, keys)):
-        return StaticFields(state.statics, keys, values, ())
-    mutable = tuple(i for i, k in enumerate(keys) if not _freeze.is_immutable(k))
-    return StaticFields(state.statics, keys, values, mutable)
-
-
-def _store(d: dict[str, Any], s: StaticFields) -> None:
-    """Keep ``s`` on an instance: as its own ``__jaxstatic_aux__`` (read by JAX in C) when it cannot change,
-    else beside a snapshot of its mutable containers."""
-    if not s.mutable:
-        d.pop(_LAST, None)
-        d.pop(_SNAPSHOT, None)
-        d[AUX] = s
-        return
-    d.pop(AUX, None)
-    d[_LAST] = s
-    d[_SNAPSHOT] = tuple(_snapshot(d[s.names[i]]) for i in s.mutable)
-
-
-def _refresh(o: Any, last: StaticFields, state: _ClassState) -> StaticFields:
-    """The metadata of an instance with mutable static containers: the same object while they hold the same
-    entries (checked by identity, cheaper than freezing them again), else frozen again, and new if they changed."""
-    d = o.__dict__
-    values = state.get_statics(o)
-    snapshots = d.get(_SNAPSHOT)
-    if snapshots is not None and all(map(_unchanged, [values[i] for i in last.mutable], snapshots)):
-        return last
-    key = list(last.key)
-    for i in last.mutable:
-        key[i] = _freeze_field(state, last.names[i], values[i], " (changed in place after the object was built)")
-    current = last if tuple(key) == last.key else StaticFields(last.names, tuple(key), values, last.mutable)
-    _store(d, current)
-    return current
-
-
-def _snapshot(value: Any) -> tuple[Any, ...] | None:
-    """A ``dict`` or ``list`` of atomic entries (immutable, so the same objects give the same key), with its
-    entries; None for other containers, which are frozen again at each flatten."""
-    atomic = _freeze.ATOMIC
-    if type(value) is dict and atomic.issuperset(map(type, value)) and atomic.issuperset(map(type, value.values())):
-        return value, tuple(value), tuple(value.values())
-    if type(value) is list and atomic.issuperset(map(type, value)):
-        return value, tuple(value), ()
-    return None
-
-
-def _unchanged(value: Any, snapshot: tuple[Any, ...] | None) -> bool:
-    if snapshot is None or value is not snapshot[0] or len(value) != len(snapshot[1]):
-        return False
-    if type(value) is dict:
-        return all(map(operator.is_, value, snapshot[1])) and all(map(operator.is_, value.values(), snapshot[2]))
-    return all(map(operator.is_, value, snapshot[1]))
-
-
-def _freeze_field(state: _ClassState, name: str, value: Any, when: str = "") -> Any:
-    try:
-        return _freeze.freeze(value)
-    except _freeze.Unfreezable:
-        owner = state.cls.__name__
-        path, leaf = _freeze.find_unfreezable(value)
-        raise NonStaticValueError(static_field_message(
-            owner, name, f"{owner}.{name}{path}", _freeze.type_name(leaf), _why_not_static(leaf), when)) from None
-
-
-def _why_not_static(leaf: object) -> str:
-    if _freeze.is_array(leaf):
-        return ("an array's contents can change while it stays the same object, so a program compiled for it "
-                "would go stale")
-    try:
-        hash(leaf)
-    except TypeError as err:
-        return f"it is not hashable ({err})"
-    return "it cannot be frozen"
-
-
-def _restore_statics(d: dict[str, Any], names: tuple[str, ...]) -> None:
-    s: StaticFields = d[AUX]
-    if s.mutable:
-        d.update(zip(names, s.fresh_values()))
-        _store(d, s)
-    else:
-        d.update(zip(names, s.values))
 
 
 def _convert(o: Any, state: _ClassState) -> None:
@@ -336,20 +186,20 @@ def _make_init(state: _ClassState, init: Callable[..., None]) -> Callable[..., N
             d = self.__dict__
             d.update(kwargs)
             if state.statics:
-                _restore_statics(d, state.statics)
+                restore_statics(d, state.statics)
             return
         if type(self) is not cls:  # super().__init__() from a subclass, which finishes the object itself
             init(self, *args, **kwargs)
             return
         d = self.__dict__
-        d[_BUILDING] = True
+        d[BUILDING] = True
         init(self, *args, **kwargs)
         if not state.registered:
             state.resolve(final=True)
             state.register()
-        if d.pop(_BUILDING) and state.converters:  # still True: __post_init__ did not run the converters
+        if d.pop(BUILDING) and state.converters:  # still True: __post_init__ did not run the converters
             _convert(self, state)
-        _store(d, _statics_of(self, state))
+        store(d, statics_of(self, state))
 
     return __init__
 
@@ -359,9 +209,9 @@ def _make_post_init(cls: type, user: Callable[..., None] | None) -> Callable[...
 
     def __post_init__(self: Any, *initvars: Any) -> None:
         d = self.__dict__
-        if type(self) is cls and d.get(_BUILDING):
+        if type(self) is cls and d.get(BUILDING):
             _convert(self, cls.__dict__[STATE])
-            d[_BUILDING] = False  # converted
+            d[BUILDING] = False  # converted
         if user is not None:
             user(self, *initvars)
 
@@ -421,17 +271,17 @@ def _make_setattr(state: _ClassState) -> tuple[Callable[..., None], Callable[...
 
     def __setattr__(self: Any, name: str, value: Any) -> None:
         d = self.__dict__
-        if _BUILDING not in d:
+        if BUILDING not in d:
             if state.frozen:
                 raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
             object.__setattr__(self, name, value)
             if name in state.statics:
-                _store(d, _statics_of(self, state))
+                store(d, statics_of(self, state))
             return
         object.__setattr__(self, name, value)
 
     def __delattr__(self: Any, name: str) -> None:
-        if state.frozen and _BUILDING not in self.__dict__:
+        if state.frozen and BUILDING not in self.__dict__:
             raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
         object.__delattr__(self, name)
 
@@ -494,7 +344,7 @@ def _decorate(cls: type[_T], *, init: bool, repr: bool, eq: bool, frozen: bool, 
     plain = resolved and state.plain(body, init)
     if not plain:
         methods["__init__"] = _make_init(state, cls.__init__)
-        methods[AUX] = _CurrentStatics(state)
+        methods[AUX] = CurrentStatics(state)
         methods["__setattr__"], methods["__delattr__"] = _make_setattr(state)
     for name, method in methods.items():
         setattr(cls, name, method)
@@ -509,4 +359,4 @@ def _has_converters(cls: type, body: dict[str, Any]) -> bool:
     return any(_CONVERTER in f.metadata for f in (*own, *inherited))
 
 
-__all__ = ["AUX", "STATE", "StaticFields", "dataclass", "field"]
+__all__ = ["STATE", "dataclass", "field"]

@@ -12,7 +12,8 @@ from typing import Any
 import jax
 
 from . import _freeze
-from ._dataclass import STATE, StaticFields
+from ._dataclass import STATE
+from ._static_values import StaticFields
 from ._tree_repr import callable_name
 
 
