@@ -40,7 +40,9 @@ def short_dtype(dtype: Any) -> str:
 
 
 def array_repr(value: Any) -> str:
-    text = f"{short_dtype(value.dtype)}[{','.join(map(str, value.shape))}]"
+    """``f32[3,4]``; ``weak_f32[3]`` for a weakly typed array (made from a Python scalar); ``(numpy)`` marks NumPy's."""
+    weak = "weak_" if getattr(getattr(value, "aval", value), "weak_type", False) else ""
+    text = f"{weak}{short_dtype(value.dtype)}[{','.join(map(str, value.shape))}]"
     return text + "(numpy)" if isinstance(value, np.ndarray) else text
 
 

@@ -304,14 +304,14 @@ def test_hash_only_without_arrays() -> None:
 def test_repr_is_a_readable_tree() -> None:
     assert repr(mlp(options={"scale": 2.0})) == (
         "MLP(\n"
-        "  layers=[Linear(w=f32[2,2], b=f32[2]), Linear(w=f32[2,2], b=f32[2])],\n"
+        "  layers=[Linear(w=f32[2,2], b=weak_f32[2]), Linear(w=f32[2,2], b=weak_f32[2])],\n"
         "  activation=<function relu>,\n"
         "  name='mlp',\n"
         "  depth=2,\n"
         "  options={'scale': 2.0},\n"
         ")"
     )
-    assert repr(linear(1)) == "Linear(w=f32[2,2], b=f32[2])"
+    assert repr(Linear(jnp.ones((2, 2)), np.zeros(2, np.int32))) == "Linear(w=f32[2,2], b=i32[2](numpy))"
     assert "activation=relu" in str(jax.tree_util.tree_structure(mlp()))
 
 
