@@ -78,8 +78,13 @@ def static_field_message(owner: str, field: str, where: str, found: str, reason:
     )
 
 
-def unhashable_instance_message(owner: str, where: str, found: str) -> str:
-    """Why an instance holding arrays has no hash, and where it belongs instead."""
+def unhashable_instance_message(owner: str, where: str, found: str, mutable: bool = False) -> str:
+    """Why a jaxstatic dataclass instance has no hash (an array in it, or a static container that can change in
+    place), and what to do instead."""
+    if mutable:
+        return (f"unhashable {owner}: {where} is a {found}, which can change in place, so the instance has no fixed "
+                "hash and cannot be a static value. Store a tuple or frozenset there, or pass the instance to a "
+                "parameter that is not Static.")
     return (
         f"unhashable {owner}: {where} is a {found}. An instance holding arrays is a pytree: it compares by value "
         "but has no hash, so it cannot be a static value. Pass it to a parameter that is not Static, where its "

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _freeze
 from ._errors import NonStaticValueError, unhashable_instance_message
+from ._static_values import StaticFields
 
 
 def tree_eq(self: Any, other: Any) -> Any:
@@ -46,16 +47,31 @@ def _same_leaf(a: Any, b: Any) -> bool:
 
 
 def tree_hash(self: Any) -> int:
-    """Instances without array leaves hash by structure and leaves, so they can be static values. Instances
-    holding arrays raise ``NonStaticValueError`` (a ``TypeError``, as for any unhashable object), naming the
-    array: such an instance is a dynamic pytree, and a static parameter given one says so."""
+    """Instances without array leaves hash by structure and leaves, so they can be static values. The others
+    raise ``NonStaticValueError`` (a ``TypeError``, as for any unhashable object), saying why: one holding arrays
+    is a dynamic pytree; one whose Static fields hold a ``dict``, ``list`` or ``set`` could change its hash in
+    place, and a program keyed on it would then go stale."""
     leaves, treedef = jax.tree_util.tree_flatten(self)
+    owner = type(self).__name__
     if any(map(_freeze.is_array, leaves)):
-        owner = type(self).__name__
         path, leaf = next((p, x) for p, x in jax.tree_util.tree_flatten_with_path(self)[0] if _freeze.is_array(x))
         raise NonStaticValueError(unhashable_instance_message(
             owner, owner + jax.tree_util.keystr(path), _freeze.type_name(leaf)))
+    mutable = _mutable_static(treedef)
+    if mutable is not None:
+        raise NonStaticValueError(unhashable_instance_message(
+            owner, mutable[0], mutable[1], mutable=True))
     return hash((treedef, *leaves))
+
+
+def _mutable_static(treedef: Any) -> tuple[str, str] | None:
+    """``("Cfg.options", "dict")``: a Static field holding a mutable container, anywhere in the tree."""
+    node = treedef.node_data()
+    if node is not None and node[1] and type(node[1][0]) is StaticFields and node[1][0].mutable:
+        s = node[1][0]
+        i = s.mutable[0]
+        return f"{node[0].__name__}.{s.names[i]}", _freeze.type_name(s.values[i])
+    return next(filter(None, map(_mutable_static, treedef.children())), None)
 
 
 __all__ = ["tree_eq", "tree_hash"]

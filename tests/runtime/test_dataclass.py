@@ -253,6 +253,12 @@ class Config:
     rate: float
 
 
+@js.dataclass
+class Config2:
+    rate: float
+    options: Static[dict[str, int]]
+
+
 def test_a_dataclass_as_a_static_value() -> None:
     @js.jit
     def f(x: jax.Array, cfg: Static[Config]) -> jax.Array:
@@ -264,6 +270,16 @@ def test_a_dataclass_as_a_static_value() -> None:
     with pytest.raises(js.NonStaticValueError, match=r"unhashable MLP: MLP\.layers\[0\]\.w is a jax\.Array "
                        r"\(float32\[2,2\]\)\. An instance holding arrays is a pytree"):
         js.jit(_scale_by)(X, mlp())
+
+    @js.dataclass
+    class Outer:
+        w: jax.Array
+        config: Static[Config2]  # would key programs on an object whose dict can change: refused when built
+
+    with pytest.raises(js.NonStaticValueError, match=r"^Outer\(\): field 'config' is Static, but Outer\.config is "
+                       r"a .*Config2, which cannot be static: it is not hashable \(unhashable Config2: "
+                       r"Config2\.options is a dict, which can change in place"):
+        Outer(X, Config2(1.0, {"a": 1}))
 
 
 def _scale_by(x: jax.Array, model: Static[MLP]) -> jax.Array:
@@ -299,6 +315,18 @@ def test_hash_only_without_arrays() -> None:
     assert len({Schedule(0.1, "cos"), Schedule(0.1, "cos"), Schedule(0.1, "lin")}) == 2
     with pytest.raises(TypeError, match=r"^unhashable MLP: MLP\.layers\[0\]\.w is a jax\.Array"):
         hash(mlp())
+
+    @js.dataclass
+    class Holder:
+        schedule: Schedule
+        tags: Static[tuple[str, ...]] = ()
+
+    schedule = Schedule(0.1, "cos")
+    assert hash(Holder(schedule, ("a",))) == hash(Holder(Schedule(0.1, "cos"), ("a",)))
+    with pytest.raises(js.NonStaticValueError, match=r"^unhashable Holder: Config2\.options is a dict, which can "
+                       r"change in place, so the instance has no fixed hash and cannot be a static value\. Store a "
+                       r"tuple or frozenset there, or pass the instance to a parameter that is not Static\.$"):
+        hash(Holder(Config2(1.0, {"a": 1})))
 
 
 def test_repr_is_a_readable_tree() -> None:
