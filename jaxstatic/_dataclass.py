@@ -312,8 +312,8 @@ def dataclass(cls: type[_T] | None = None, /, *, init: bool = True, repr: bool =
     is not raises ``NonStaticValueError`` when the object is built. Equal static values give equal tree
     structures, so ``jax.jit`` and ``jaxstatic.jit`` reuse their programs; a static container changed in place
     gives another structure, so they retrace. With ``eq`` (the default): ``==`` compares static fields, structure
-    and leaf values and never raises; ``hash()`` works for frozen instances without arrays and raises
-    ``NonStaticValueError`` for those with arrays. Subclasses must be decorated too.
+    and leaf values and never raises; ``hash()`` works for frozen instances without arrays or mutable static
+    containers and raises ``NonStaticValueError`` for the others. Subclasses must be decorated too.
     """
     options = {"init": init, "repr": repr, "eq": eq, "frozen": frozen, "match_args": match_args, "kw_only": kw_only}
     if cls is None:
