@@ -23,6 +23,7 @@ from ._annotations import (
 )
 from ._aot import Compiled as Compiled, Lowered as Lowered
 from ._core import BoundMethod as BoundMethod, StaticFunction as StaticFunction
+from ._dataclass import dataclass as dataclass, field as field
 from ._errors import (
     AnnotationError as AnnotationError,
     HiddenStaticWarning as HiddenStaticWarning,
@@ -75,6 +76,8 @@ __all__ = [
     "custom_vjp",
     "grad",
     "VmapFunction",
+    "dataclass",
+    "field",
     "jit",
     "remat",
     "pmap",

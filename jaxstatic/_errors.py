@@ -104,7 +104,7 @@ def non_static_error(function: str, param: str, value: Any) -> NonStaticValueErr
     leaf = culprit.leaf
     return NonStaticValueError(
         f"{function}(): parameter {param!r} is Static, but {where} is a {_freeze.type_name(leaf)}, which cannot be "
-        f"static: {_why_not_static(leaf)}. {_static_fix(leaf)}"
+        f"static: {why_not_static(leaf)}. {_static_fix(leaf)}"
     )
 
 
@@ -116,7 +116,7 @@ def check_static(function: str, param: str, value: Any) -> Any:
         raise non_static_error(function, param, value) from None
 
 
-def _why_not_static(leaf: Any) -> str:
+def why_not_static(leaf: Any) -> str:
     if isinstance(leaf, jax.core.Tracer):
         return "it is traced by an enclosing transformation, so its value is only known at run time"
     if isinstance(leaf, jax.Array):
@@ -301,3 +301,28 @@ def rule_signature_error(transform: str, function: str, rule: str, signature: st
 def rule_output_error(transform: str, function: str, rule: str, got: str, expected: str) -> RuleError:
     """``jaxstatic.custom_vjp of loss: its bwd rule returned a tuple of 3, but loss has 2 differentiable ...``"""
     return RuleError(f"jaxstatic.{transform} of {function}: its {rule} rule returned {got}, but {expected}.")
+# ---------------------------------------------------------------------------------------------------------------
+# Message builders for jaxstatic.dataclass.
+
+
+def static_field_message(owner: str, field: str, where: str, found: str, reason: str, when: str = "") -> str:
+    """``MLP(): field 'activation' is Static, but MLP.activation['w'] is a jax.Array ...``"""
+    return (
+        f"{owner}(): field {field!r} is Static, but {where} is a {found}{when}, which cannot be static: {reason}. "
+        "Drop Static[...] from the field to make it a traced child, or store a static-hashable value there "
+        "(hashable, or a builtin container of hashable values)."
+    )
+
+
+def unhashable_instance_message(owner: str, where: str, found: str, mutable: bool = False) -> str:
+    """Why a jaxstatic dataclass instance has no hash (an array in it, or a static container that can change in
+    place), and what to do instead."""
+    if mutable:
+        return (f"unhashable {owner}: {where} is a {found}, which can change in place, so the instance has no fixed "
+                "hash and cannot be a static value. Store a tuple or frozenset there, or pass the instance to a "
+                "parameter that is not Static.")
+    return (
+        f"unhashable {owner}: {where} is a {found}. An instance holding arrays is a pytree: it compares by value "
+        "but has no hash, so it cannot be a static value. Pass it to a parameter that is not Static, where its "
+        "arrays are traced and its Static fields still select the program."
+    )

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import jax
 
+from . import _tree_diff
 from ._freeze import shaped
 from ._keys import safe_repr
 from ._keytext import describe as describe, diff as diff
@@ -111,8 +112,9 @@ def _diff_param(label: str, old: DynamicSig | StaticSig, new: DynamicSig | Stati
     if isinstance(old, StaticSig) and isinstance(new, StaticSig):
         return diff(label, old.key, new.key)
     if isinstance(old, DynamicSig) and isinstance(new, DynamicSig):
-        if old.treedef != new.treedef:
-            return [f"{label}: pytree structure {safe_repr(old.treedef, 120)} -> {safe_repr(new.treedef, 120)}"]
+        if old.treedef != new.treedef:  # a jaxstatic.dataclass's static fields are named one by one
+            return (_tree_diff.treedef_changes(label, old.treedef, new.treedef)
+                    or [f"{label}: pytree structure {safe_repr(old.treedef, 120)} -> {safe_repr(new.treedef, 120)}"])
         return [_leaf_change_text(label + a.path, a, b) for a, b in zip(old.leaves, new.leaves) if _leaf_differs(a, b)]
     return [f"{label}: static/dynamic split changed"]
 

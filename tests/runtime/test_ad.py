@@ -150,8 +150,7 @@ def test_bad_inputs_get_jits_named_errors(transform: Any) -> None:
     f = transform(loss_cfg)
     with pytest.raises(js.NonStaticValueError, match="^" + re.escape(
             "loss_cfg(): parameter 'cfg' is Static, but cfg['scale'] is a jax.Array (float32[2]), which cannot be "
-            "static: an array's contents can change while it stays the same object, so a compiled program would go "
-            "stale. Pass it through a parameter that is not Static, or, if it truly is a constant, convert it to a "
+            "static: a jax.Array is not hashable, and its value is only known at run time. Pass it through a parameter that is not Static, or, if it truly is a constant, convert it to a "
             "tuple (tuple(x.tolist())).") + "$"):
         f(P, X, {"act": jnp.tanh, "scale": jnp.ones(2)})
     for args in [("a", X, CFG), (P, "a", CFG)]:  # the differentiated parameter, and another one
@@ -208,7 +207,7 @@ def test_wrappers_keep_signature_wrapped_annotations_and_attributes() -> None:
 
 def test_jit_of_grad() -> None:
     f = js.jit(js.grad(loss_cfg))
-    for cfg in (CFG, dict(CFG), {"scale": 2.0, "act": jnp.tanh}):
+    for cfg in (CFG, dict(CFG), {"act": jnp.tanh, "scale": 2.0}):
         assert close(f(P, X, cfg), jax.grad(partial(loss_cfg, cfg=CFG))(P, X))
     assert f.trace_count == 1
     other = {"act": jnp.tanh, "scale": 3.0}

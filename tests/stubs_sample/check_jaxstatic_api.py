@@ -102,3 +102,31 @@ def shifted(x: jax.Array, by: js.Static[float] = 1.0) -> jax.Array:
 
 assert_type(shifted(x), jax.Array)
 assert_type(shifted.cache_info(), js.CacheInfo)
+
+# jaxstatic.dataclass: type checkers read the constructor without the plugin (dataclass_transform), frozen default.
+@js.dataclass
+class Layer:
+    w: jax.Array
+    activation: js.Static[Callable[[jax.Array], jax.Array]]
+    scale: js.Static[float] = 1.0
+    tags: js.Static[tuple[str, ...]] = js.field(default_factory=tuple)
+    bias: jax.Array = js.field(default=x, converter=jnp.asarray)
+
+
+layer = Layer(x, jnp.tanh)
+assert_type(layer.scale, float)
+assert_type(layer.tags, tuple[str, ...])
+Layer(x, jnp.tanh, 2.0, ("a",), bias=x)
+Layer(x)  # type: ignore
+Layer(x, jnp.tanh, scale="big")  # type: ignore
+layer.scale = 2.0  # type: ignore
+
+
+@js.dataclass(frozen=False, kw_only=True)
+class Settable:
+    w: jax.Array
+
+
+settable = Settable(w=x)
+settable.w = x
+Settable(x)  # type: ignore
