@@ -30,7 +30,7 @@ import jax
 from typing_extensions import ParamSpec, Self
 
 from . import _codegen, _explain, _freeze, _hidden, _options, _stats
-from ._errors import AnnotationError, NonArrayArgumentError, non_static_error
+from ._errors import AnnotationError, non_array_error, non_static_error
 from ._plan import Layout, Plan
 
 _P = ParamSpec("_P")
@@ -323,13 +323,8 @@ class StaticFunction(Generic[_P, _R]):
             leaves = jax.tree_util.tree_flatten_with_path(src.get(args, kwargs))[0]
             for path, leaf in leaves:
                 if not _is_traceable(leaf):
-                    where = (name + jax.tree_util.keystr(path)) if src.kind != "varkw" else (
-                        f"{name}{jax.tree_util.keystr(path)}")
-                    return NonArrayArgumentError(
-                        f"{self._function}(): parameter {name!r} is not Static, so its value is traced as an array, "
-                        f"but {where} is a {_freeze.type_name(leaf)}. Mark it static where it is declared "
-                        f"({name}: Static[...]), or pass an array."
-                    )
+                    where = name + jax.tree_util.keystr(path)
+                    return non_array_error(self._function, name, where, leaf, src.kind == "varkw")
         return err
 
     # -- the traced body -------------------------------------------------------------------------------------
@@ -377,7 +372,7 @@ class StaticFunction(Generic[_P, _R]):
     def _why_again(self, key: Any) -> str:
         if hash(key) in self._evicted:
             return EVICTED.format(self._stats.maxsize)
-        return _stats.DROPPED
+        return _explain.NOTHING_SEEN
 
     # -- the public surface ----------------------------------------------------------------------------------
 

@@ -106,7 +106,7 @@ class TraceStats:
     def _explain(self, signature: Signature, reason: str) -> Retrace:
         number = self.traces + 1
         if not self._history:  # cleared: nothing left to compare with
-            return Retrace(self.function, number, (), reason)
+            return Retrace(self.function, number, (), DROPPED)
         return Retrace(self.function, number, tuple(blame(self._history, signature)), reason)
 
     def cache_info(self) -> CacheInfo:

@@ -3,6 +3,7 @@ recursion, the bounded cache, and what failed calls keep alive."""
 
 from __future__ import annotations
 
+import collections
 import gc
 import threading
 import time
@@ -213,3 +214,36 @@ def test_the_key_function_and_the_dispatcher_agree() -> None:
     f(x, {"a": 1}, n=3)
     key = f._key((x, {"a": 1}), {"n": 3})
     assert list(f._cache) == [key]
+
+
+def test_a_retrace_for_new_shapes_sees_the_callers_values_in_their_order_and_types() -> None:
+    seen: list[Any] = []
+
+    @js.jit
+    def f(x: jax.Array, cfg: Static[dict[str, Any]]) -> jax.Array:
+        seen.append(cfg)
+        for w in cfg.values():
+            if not isinstance(w, dict):
+                x = x * w + 1
+        return x
+
+    cfg = {"l2": 3.0, "l1": 2, "opts": collections.OrderedDict(b=-0.0, a=(1, 2.5))}
+    assert f(jnp.ones(1), cfg).tolist() == [9.0]
+    assert seen[0] is cfg  # the first trace: the caller's own object
+    assert f(jnp.ones(2), cfg).tolist() == [9.0, 9.0]  # new shapes: the same program traced again
+    assert f.trace_count == 2
+    again = seen[1]
+    assert again == cfg and again is not cfg
+    assert list(again) == ["l2", "l1", "opts"] and type(again["l1"]) is int
+    assert type(again["opts"]) is collections.OrderedDict and list(again["opts"]) == ["b", "a"]
+    assert str(again["opts"]["b"]) == "-0.0"
+
+
+def test_a_string_inside_dynamic_kwargs_suggests_a_parameter_of_its_own() -> None:
+    @js.jit
+    def f(x: jax.Array, **extra: jax.Array) -> jax.Array:
+        return x
+
+    with pytest.raises(js.NonArrayArgumentError, match=r"Declare mode as a parameter of its own, marked Static "
+                                                       r"\(mode: Static\[\.\.\.\]\), rather than marking \*\*extra"):
+        f(jnp.ones(1), scale=jnp.ones(1), mode="train")
