@@ -69,8 +69,11 @@ def _key_lines(plan: Plan, ns: dict[str, Any]) -> tuple[list[str], str]:
             keys += [f"T{j}", f"V{j}"]
             continue
         ns[f"D{j}"] = src.default
-        lines += [f"v{j} = {src.expr(f'D{j}')}", f"t{j} = type(v{j})",
-                  f"if t{j} not in ATOMIC:", f"    t{j}, v{j} = freeze_pair(v{j}, {j})"]
+        # A float that is neither zero nor NaN is its own exact key, as _freeze gives it: only ±0.0 and NaN
+        # compare unlike their bits. Inline, it costs ~0.1 us less than freeze_pair (float statics are common).
+        lines += [f"v{j} = {src.expr(f'D{j}')}", f"t{j} = type(v{j})", f"if t{j} not in ATOMIC:",
+                  f"    if t{j} is not float or not v{j} or v{j} != v{j}:",
+                  f"        t{j}, v{j} = freeze_pair(v{j}, {j})"]
         keys += [f"t{j}", f"v{j}"]
     return lines, f"({', '.join(keys)},)"
 

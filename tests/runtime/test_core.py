@@ -247,3 +247,15 @@ def test_a_string_inside_dynamic_kwargs_suggests_a_parameter_of_its_own() -> Non
     with pytest.raises(js.NonArrayArgumentError, match=r"Declare mode as a parameter of its own, marked Static "
                                                        r"\(mode: Static\[\.\.\.\]\), rather than marking \*\*extra"):
         f(jnp.ones(1), scale=jnp.ones(1), mode="train")
+
+
+def test_float_statics_are_keyed_by_their_bits_on_the_hit_path() -> None:
+    @js.jit
+    def f(x: jax.Array, s: Static[float]) -> jax.Array:
+        return x * jnp.copysign(1.0, s)
+
+    for s in (0.5, 0.5, 0.0, -0.0, float("nan"), float("nan"), float("inf"), float("inf")):
+        f(jnp.ones(1), s)
+    assert f.trace_count == 5
+    assert f(jnp.ones(1), -0.0).tolist() == [-1.0]
+    assert f.trace_count == 5
