@@ -37,10 +37,14 @@ from ._errors import (
     StaticMismatchError as StaticMismatchError,
 )
 from ._jit import JitFunction as JitFunction, jit as jit
-from ._pmap import PmapFunction as PmapFunction, pmap as pmap
 from ._shard_map import ShardMapFunction as ShardMapFunction, shard_map as shard_map
 from ._stats import CacheInfo as CacheInfo, Retrace as Retrace, trace_report as trace_report
-from ._vmap_pmap import VmapFunction as VmapFunction, vmap as vmap
+from ._vmap_pmap import (
+    PmapFunction as PmapFunction,
+    VmapFunction as VmapFunction,
+    pmap as pmap,
+    vmap as vmap,
+)
 
 __all__ = [
     "NODIFF",

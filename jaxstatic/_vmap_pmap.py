@@ -10,13 +10,18 @@ CPU). What jaxstatic adds outside a ``jit`` is the static key, one dict lookup a
 body from values equal to the statics (about 13 us measured): equal static values reuse the program, never rebuild
 it. Inside ``jaxstatic.jit`` the vmap runs only while the jit traces, so a cache-hit call of ``jit(vmap(f))`` costs
 what ``jit`` alone costs (``benchmarks/vmap.py``). Traces are counted by the ``jit`` in the stack, not here.
+
+``jaxstatic.pmap`` likewise: one ``jax.pmap`` program per static key, no ``static_broadcasted_argnums`` at JAX's
+level, so a static callable needs no argnum and a dict config works; ``*args``/``**kwargs`` extras reach JAX packed
+(``_shard_map.packed``). Unlike vmap it compiles, so it counts traces as ``jit`` does. A cache-hit call adds
+jaxstatic's key and lookup (well under a microsecond) to ``jax.pmap``'s own dispatch (``benchmarks/pmap.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 import jax
@@ -26,6 +31,7 @@ from . import _options
 from ._core import Slot, StaticFunction
 from ._errors import option_error
 from ._plan import Layout, Plan
+from ._shard_map import packed, program_names
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -210,4 +216,90 @@ def vmap(fn: Callable[_P, _R] | None = None, /, *, in_axes: Any = 0, out_axes: A
                         spmd_axis_name=spmd_axis_name, cache_size=cache_size)
 
 
-__all__ = ["InAxes", "VmapFunction", "program_axes", "resolve_in_axes", "vmap"]
+def _argnums(value: int | Iterable[int]) -> tuple[Any, ...]:
+    """An int or any iterable of ints (``jax.pmap`` takes a range or a set too) as a tuple."""
+    return tuple(value) if isinstance(value, Iterable) else (value,)
+
+
+class PmapFunction(StaticFunction[_P, _R]):
+    """A function mapped over devices by ``jaxstatic.pmap``. Call it like the function it wraps.
+
+    Besides calls: ``trace_count``, ``retraces``, ``cache_info()`` and ``clear_cache()``, as for ``jaxstatic.jit``.
+    """
+
+    _transform = "pmap"
+    _counts_traces = True  # one compiled program per static key, as for jit
+
+    def __init__(self, fn: Callable[_P, _R], axis_name: Hashable | None = None, *, in_axes: Any = 0,
+                 out_axes: Any = 0, static_broadcasted_argnums: int | Iterable[int] = (),
+                 devices: Sequence[Any] | None = None, backend: str | None = None, axis_size: int | None = None,
+                 donate_argnums: int | Iterable[int] = (), max_traces: int | None = None,
+                 cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
+        self._in_axes = in_axes
+        self._axes = InAxes({}, 0)
+        self._pmap_options = {"axis_name": axis_name, "out_axes": out_axes, "devices": devices, "backend": backend,
+                              "axis_size": axis_size}
+        params = {"static_argnums": _argnums(static_broadcasted_argnums), "donate_argnums": _argnums(donate_argnums)}
+        # given only when non-empty, so that a plain js.pmap(f) reads no signature until its first call
+        super().__init__(fn, {k: v for k, v in params.items() if v}, max_traces=max_traces, cache_size=cache_size)
+
+    def _checks_at_decoration(self) -> bool:
+        return not (self._in_axes is None or type(self._in_axes) is int)
+
+    def _resolve(self, layout: Layout) -> None:
+        _options.check_not_static(self._function, self._params().donate, layout.static, "donate_argnums")
+        self._axes = resolve_in_axes(self._function, layout, self._in_axes)
+
+    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+        names = program_names(plan)
+        in_axes = tuple(self._axes.of(n) for n in names)  # *args/**kwargs extras reach JAX packed, one entry each
+        donate = tuple(i for i, name in enumerate(names) if name in self._params().donate)
+        options = dict(self._pmap_options, in_axes=in_axes, donate_argnums=donate)
+        return packed(plan, body, lambda f: jax.pmap(f, **options))
+
+
+@overload
+def pmap(fn: Callable[_P, _R], /, axis_name: Hashable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
+         static_broadcasted_argnums: int | Iterable[int] = (), devices: Sequence[Any] | None = None,
+         backend: str | None = None, axis_size: int | None = None, donate_argnums: int | Iterable[int] = (),
+         max_traces: int | None = None, cache_size: int = ...) -> PmapFunction[_P, _R]: ...
+@overload
+def pmap(fn: None = None, /, axis_name: Hashable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
+         static_broadcasted_argnums: int | Iterable[int] = (), devices: Sequence[Any] | None = None,
+         backend: str | None = None, axis_size: int | None = None, donate_argnums: int | Iterable[int] = (),
+         max_traces: int | None = None,
+         cache_size: int = ...) -> Callable[[Callable[_P, _R]], PmapFunction[_P, _R]]: ...
+def pmap(fn: Callable[_P, _R] | None = None, /, axis_name: Hashable | None = None, *, in_axes: Any = 0,
+         out_axes: Any = 0, static_broadcasted_argnums: int | Iterable[int] = (),
+         devices: Sequence[Any] | None = None, backend: str | None = None, axis_size: int | None = None,
+         donate_argnums: int | Iterable[int] = (), max_traces: int | None = None,
+         cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> Any:
+    """Map ``fn`` over devices with ``jax.pmap``; parameters annotated ``Static[...]`` are broadcast to every device
+    as compile-time constants, with no ``static_broadcasted_argnums``.
+
+    Static values may be anything static-hashable (a function, a ``dict`` config), as for ``jaxstatic.jit``; equal
+    values share one compiled program. ``in_axes`` is checked now, by parameter:
+
+    - an int or ``None``: that axis for every dynamic argument;
+    - a tuple (or list) over all positional parameters, ``None`` (or anything) at the Static ones, as
+      ``jax.pmap`` takes it, or over the dynamic positional parameters only;
+    - a dict by parameter name (``*args``/``**kwargs`` by their names, the entry a prefix of the tuple of extra
+      arguments or the dict of extra keywords).
+
+    Parameters a tuple or dict leaves out get axis 0, ``jax.pmap``'s default; a parameter gets its axis however it
+    is passed (``jax.pmap`` maps every keyword argument over axis 0). A non-``None`` axis for a Static parameter is an
+    ``OptionError`` naming it. ``static_broadcasted_argnums`` adds to the annotations; ``donate_argnums`` names
+    dynamic parameters; ``axis_name``, ``out_axes``, ``devices``, ``backend`` and ``axis_size`` are ``jax.pmap``'s.
+
+    Traces are counted as for ``jaxstatic.jit``: ``trace_count``, ``retraces``, ``max_traces``, ``cache_size``.
+    """
+    options = {"axis_name": axis_name, "in_axes": in_axes, "out_axes": out_axes,
+               "static_broadcasted_argnums": static_broadcasted_argnums, "devices": devices, "backend": backend,
+               "axis_size": axis_size, "donate_argnums": donate_argnums, "max_traces": max_traces,
+               "cache_size": cache_size}
+    if fn is None:
+        return functools.partial(pmap, **options)
+    return PmapFunction(fn, **options)
+
+
+__all__ = ["InAxes", "PmapFunction", "VmapFunction", "pmap", "program_axes", "resolve_in_axes", "vmap"]

@@ -93,8 +93,7 @@ def test_axis_for_a_static_parameter_is_an_error_at_decoration(in_axes: Any, pro
     with pytest.raises(js.OptionError) as info:
         js.pmap(make_hypercube, in_axes=in_axes)
     assert str(info.value) == (
-        f"jaxstatic: in_axes of make_hypercube {problem}, but 'c_func' is Static, so it is broadcast to every device, "
-        "never mapped. Give 'c_func' None (or leave it out of a dict), or make it dynamic."
+        f"jaxstatic: in_axes of make_hypercube {problem}, but 'c_func' is Static, so it is never mapped. Give 'c_func' None (or leave it out of a dict), or make it dynamic."
     )
 
 
