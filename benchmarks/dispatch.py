@@ -4,14 +4,20 @@ Each case runs every contender in turn (interleaved), ``ROUNDS`` times, each tim
 the median microseconds per call and the ratio to jax.jit. Results are never waited for inside the timed loop (all
 three dispatch asynchronously, except where noted), so this is the Python-side cost of a call.
 
-Run: python benchmarks/dispatch.py [--rounds 15] [--calls 2000]
+Run: python benchmarks/dispatch.py [--rounds 15] [--calls 2000] [--baseline PATH]
+
+``--baseline PATH`` also measures the ``jaxstatic`` package found at ``PATH`` (another checkout, e.g. made with
+``git worktree add /tmp/base <commit>``) in the same process, interleaved with the others, so before and after are
+compared under the same conditions. (No ``from __future__ import annotations`` here: each case's annotations are
+evaluated when it is defined, with the package under test's own ``Static``.)
 """
 
-from __future__ import annotations
-
 import argparse
+import importlib.util
 import statistics
+import sys
 import time
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -164,11 +170,36 @@ def return_latency_ms() -> dict[str, float]:
     return out
 
 
+def load_baseline(path: str) -> types.ModuleType:
+    """The ``jaxstatic`` package under ``path``, imported as ``jaxstatic_baseline``."""
+    init = f"{path}/jaxstatic/__init__.py"
+    spec = importlib.util.spec_from_file_location("jaxstatic_baseline", init,
+                                                  submodule_search_locations=[f"{path}/jaxstatic"])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["jaxstatic_baseline"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def with_package(package: types.ModuleType, make: Callable[[], dict[str, Callable[[], Any]]]) -> Callable[[], Any]:
+    """The jaxstatic contender of ``make()``, built with ``package`` in place of ``jaxstatic``."""
+    global js, Static
+    saved = js, Static
+    js, Static = package, package.Static
+    try:
+        return make()["jaxstatic.jit"]
+    finally:
+        js, Static = saved
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--baseline", help="a checkout whose jaxstatic to measure too, in the same process")
     args = parser.parse_args()
+    baseline = load_baseline(args.baseline) if args.baseline else None
     cases = {
         "int static (positional)": case_int,
         "four statics (positional)": case_four_statics,
@@ -181,11 +212,18 @@ def main() -> None:
     }
     print(f"jax {jax.__version__}, equinox {eqx.__version__}; median us/call over {args.rounds} interleaved rounds "
           f"of {args.calls} calls")
-    print(f"{'case':28} {'jax.jit':>9} {'jaxstatic':>10} {'equinox':>9} {'js/jax':>7} {'eqx/jax':>8}")
+    extra = f" {'baseline':>9} {'base/jax':>8}" if baseline else ""
+    print(f"{'case':28} {'jax.jit':>9} {'jaxstatic':>10} {'equinox':>9} {'js/jax':>7} {'eqx/jax':>8}{extra}")
     for name, make in cases.items():
-        m = measure(make(), args.rounds, args.calls)
-        print(f"{name:28} {m['jax.jit']:9.2f} {m['jaxstatic.jit']:10.2f} {m['eqx.filter_jit']:9.2f} "
-              f"{m['jaxstatic.jit'] / m['jax.jit']:7.3f} {m['eqx.filter_jit'] / m['jax.jit']:8.2f}")
+        contenders = make()
+        if baseline is not None:
+            contenders["baseline"] = with_package(baseline, make)
+        m = measure(contenders, args.rounds, args.calls)
+        row = (f"{name:28} {m['jax.jit']:9.2f} {m['jaxstatic.jit']:10.2f} {m['eqx.filter_jit']:9.2f} "
+               f"{m['jaxstatic.jit'] / m['jax.jit']:7.3f} {m['eqx.filter_jit'] / m['jax.jit']:8.2f}")
+        if baseline is not None:
+            row += f" {m['baseline']:9.2f} {m['baseline'] / m['jax.jit']:8.3f}"
+        print(row)
     d = decoration_us(args.rounds)
     print(f"{'decoration (us each)':28} {d['jax.jit']:9.2f} {d['jaxstatic.jit']:10.2f} {d['eqx.filter_jit']:9.2f} "
           f"{d['jaxstatic.jit'] / d['jax.jit']:7.3f} {d['eqx.filter_jit'] / d['jax.jit']:8.2f}")
