@@ -43,7 +43,7 @@ from ._chain import report
 from ._errorcodes import UNHASHABLE
 from ._fullnames import FUNCTOOLS_PARTIAL, PARTIAL_ATTR
 from ._markers import has_static as _has_static, is_static
-from ._values import expression_type, judge_value
+from ._values import checked_type, expression_type, judge_value
 
 __all__ = ["as_callable", "callee_name", "check_call", "expression_type", "has_static"]
 
@@ -118,8 +118,8 @@ def _check_argument(
     declared: Type,
     call: CallExpr,
 ) -> None:
-    in_context = expression_type(api, arg, declared)
-    if in_context is None or not is_subtype(in_context, erase_typevars(declared)):
+    in_context, mypy_reports = checked_type(api, arg, declared)
+    if in_context is None or mypy_reports or not is_subtype(in_context, erase_typevars(declared)):
         return  # mypy reports the wrong type itself; one error is enough
     deps: set[str] = set()
     reason = judge_value(api, arg, deps)

@@ -51,9 +51,15 @@ def _judge_expression(api: TypeChecker, expr: Expression, deps: set[str]) -> str
 
 def expression_type(api: TypeChecker, expr: Expression, context: Type | None) -> Type | None:
     """Infer ``expr`` without touching mypy's type map or its error list (mypy checks it again right after)."""
+    return checked_type(api, expr, context)[0]
+
+
+def checked_type(api: TypeChecker, expr: Expression, context: Type | None) -> tuple[Type | None, bool]:
+    """``expression_type`` and whether mypy found an error in ``expr`` (it reports it itself: one is enough)."""
     with (
-        api.msg.filter_errors(),
+        api.msg.filter_errors() as errors,
         api.local_type_map,
         api.binder.frame_context(can_skip=False, discard=True),  # no narrowing leaks (walrus)
     ):
-        return api.get_expression_type(expr, context)
+        inferred = api.get_expression_type(expr, context)
+    return inferred, errors.has_new_errors()

@@ -1,6 +1,6 @@
 """Write ``test_static_rule.yml`` from the shared table of cases (``tests/static_cases.py``).
 
-Run ``python tests/typecheck/generate.py`` after changing the table; ``tests/test_plugin_tables.py`` fails while the
+Run ``.venv/bin/python tests/typecheck/generate.py`` after changing the table; ``tests/plugin/test_tables.py`` fails while the
 committed YAML is out of date. Each case becomes one mypy run that checks both rules:
 
 * ``static``: the value bound to a ``Static[object]`` parameter (a plain call, a call through ``jaxstatic.jit``, and
@@ -42,8 +42,8 @@ STATIC_REASONS: dict[str, str | None] = {
     "hash_none_class": '"NoHash" sets __hash__ to None',
     "frozen_dataclass_with_list": f'field "layers" of "FrozenWithList": {_LIST}',
     "dict_with_mutable_dataclass": _MUTABLE,
-    # The declared type holds Any, which the plugin accepts: the runtime catches this one.
-    "nested_array": None,
+    # The literal's items are judged on their own, so the array inside is found.
+    "nested_array": _NDARRAY,
 }
 """Why the plugin rejects each non-static case (``None``: it stays silent, and why is said above)."""
 
