@@ -45,7 +45,7 @@ mypy uses a callable's name to find plugin hooks when the callee has no fully qu
 plugin see the decorator being applied.
 """
 
-JAX_JIT: Final = frozenset({"jax._src.api.jit", "jax._src.pjit.jit", "jax.jit"})
+JAX_JIT: Final = frozenset({"jax._src.api.jit", "jax.jit"})
 """``jax.jit`` as jax defines it, and as the jax stubs in ``typeshed_stubs/`` define it."""
 
 JAX_STUB_CALLS: Final = frozenset({"jax._JitWrapped.__call__", "jax._PmapWrapped.__call__"})

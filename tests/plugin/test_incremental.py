@@ -211,7 +211,7 @@ def test_dmypy_follows_dataclass_options_in_another_module(tmp_path: Path) -> No
     subprocess.run(start, cwd=tmp_path, env=_env(), check=True, capture_output=True, timeout=120)
     try:
         seen = []
-        for options, field, value, reason in _STEPS:
+        for options, field, value, _ in _STEPS:
             lib = _DATACLASS_LIB.format(options=options, field=field, value=value)
             (tmp_path / "lib.py").write_text(lib)
             done = subprocess.run([*dmypy, "check", "use.py", "lib.py"], cwd=tmp_path, env=_env(),
