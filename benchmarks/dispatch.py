@@ -53,6 +53,17 @@ def case_int() -> dict[str, Callable[[], Any]]:
     return {"jax.jit": lambda: j(x, y, 3), "jaxstatic.jit": lambda: s(x, y, 3), "eqx.filter_jit": lambda: e(x, y, 3)}
 
 
+def case_four_statics() -> dict[str, Callable[[], Any]]:
+    def f(x: jax.Array, y: jax.Array, n: Static[int], mode: Static[str], flag: Static[bool],
+          act: Static[Callable[[jax.Array], jax.Array]]) -> jax.Array:
+        return act(x * n + y) if flag and mode == "train" else x
+
+    j, s, e = jax.jit(f, static_argnums=(2, 3, 4, 5)), js.jit(f), eqx.filter_jit(f)
+    return {"jax.jit": lambda: j(x, y, 3, "train", True, jnp.tanh),
+            "jaxstatic.jit": lambda: s(x, y, 3, "train", True, jnp.tanh),
+            "eqx.filter_jit": lambda: e(x, y, 3, "train", True, jnp.tanh)}
+
+
 def case_tuple_of_functions() -> dict[str, Callable[[], Any]]:
     fns = (jnp.sin, jnp.cos, jnp.tanh)
 
@@ -160,6 +171,7 @@ def main() -> None:
     args = parser.parse_args()
     cases = {
         "int static (positional)": case_int,
+        "four statics (positional)": case_four_statics,
         "tuple of 3 functions": case_tuple_of_functions,
         "str static (positional)": case_string_positional,
         "str static (keyword)": case_string_keyword,

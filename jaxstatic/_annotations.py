@@ -12,36 +12,74 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable
-from typing import Annotated, Any, TypeAlias, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar, get_args, get_origin
 
 from ._errors import AnnotationError
 
 _T = TypeVar("_T")
 
 
-class _StaticMarker:
-    """The metadata object inside ``Static[T]``; one instance, compared by identity."""
+class _Marker:
+    """The metadata object inside ``Static[T]`` or ``NoDiff[T]``; one instance each, compared by identity."""
 
-    __slots__ = ()
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
 
     def __repr__(self) -> str:
-        return "jaxstatic.STATIC"
+        return f"jaxstatic.{self._name}"
 
     def __reduce__(self) -> str:
-        return "STATIC"
+        return self._name
 
 
-STATIC = _StaticMarker()
+STATIC = _Marker("STATIC")
+NODIFF = _Marker("NODIFF")
 
-Static: TypeAlias = Annotated[_T, STATIC]
-"""``Static[T]`` marks a parameter of type ``T`` as static for ``jaxstatic.jit`` and the other transforms."""
+if TYPE_CHECKING:
+    Static: TypeAlias = Annotated[_T, STATIC]
+    NoDiff: TypeAlias = Annotated[_T, NODIFF]
+else:
+
+    class Static:
+        """``Static[T]``: a parameter of type ``T`` that jaxstatic's transforms treat as static.
+
+        ``Static[T]`` is ``typing.Annotated[T, jaxstatic.STATIC]``, so to a type checker ``n: Static[int]`` is an
+        ``int``. ``jaxstatic.jit`` compiles one program per distinct static value (equal values share it, strictly:
+        ``1``, ``1.0`` and ``True`` do not); the value may be anything hashable, or a ``dict``, ``list``, ``tuple``
+        or ``set`` of such values, which jaxstatic freezes. ``jaxstatic.vmap`` never maps it, ``jaxstatic.grad``
+        never differentiates it. The mark must be at the top of the annotation (``Static[Optional[int]]``).
+        """
+
+        def __class_getitem__(cls, item: object) -> object:
+            return Annotated[item, STATIC]
+
+    class NoDiff:
+        """``NoDiff[T]``: a traced (dynamic) parameter that ``jaxstatic.grad`` and friends never differentiate.
+
+        ``NoDiff[T]`` is ``typing.Annotated[T, jaxstatic.NODIFF]``. Unlike ``Static``, its value is traced, so it
+        may be an array; unlike an ordinary parameter, ``argnums`` may not name it and it gets no gradient.
+        """
+
+        def __class_getitem__(cls, item: object) -> object:
+            return Annotated[item, NODIFF]
+
+
+def _has_marker(hint: object, marker: _Marker) -> bool:
+    if get_origin(hint) is not Annotated:
+        return False
+    return any(meta is marker for meta in get_args(hint)[1:])
 
 
 def is_static_annotation(hint: object) -> bool:
     """True when ``hint`` is ``Static[...]`` at its top level (``Optional[Static[int]]`` is not)."""
-    if get_origin(hint) is not Annotated:
-        return False
-    return any(meta is STATIC for meta in get_args(hint)[1:])
+    return _has_marker(hint, STATIC)
+
+
+def is_nodiff_annotation(hint: object) -> bool:
+    """True when ``hint`` is ``NoDiff[...]`` at its top level."""
+    return _has_marker(hint, NODIFF)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,10 +89,12 @@ class StaticParams:
     names: frozenset[str]
     var_positional: bool  # ``*args: Static[T]``
     var_keyword: bool  # ``**kwargs: Static[T]``
+    nodiff: frozenset[str] = frozenset()  # ``NoDiff[T]`` parameters
 
 
 def unwrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Follow ``__wrapped__`` (``functools.wraps``) and ``functools.partial`` to the function that declares types."""
+    """Follow ``__wrapped__`` (``functools.wraps``), ``functools.partial`` and bound methods to the function that
+    declares types; a callable instance declares them on its class's ``__call__``."""
     while True:
         if isinstance(fn, functools.partial):
             fn = fn.func
@@ -62,6 +102,8 @@ def unwrap(fn: Callable[..., Any]) -> Callable[..., Any]:
             fn = fn.__func__
         elif (wrapped := getattr(fn, "__wrapped__", None)) is not None:
             fn = wrapped
+        elif not inspect.isroutine(fn) and not isinstance(fn, type) and callable(fn):
+            fn = type(fn).__call__
         else:
             return fn
 
@@ -88,8 +130,9 @@ def _declares_annotations(fn: Callable[..., Any]) -> bool:
     return bool(getattr(target, "__annotations__", None))
 
 
-def find_static_params(fn: Callable[..., Any], qualname: str) -> StaticParams:
-    """Read ``fn``'s annotations and return its ``Static`` parameters.
+def find_static_params(fn: Callable[..., Any], qualname: str,
+                       signature: inspect.Signature | None = None) -> StaticParams:
+    """Read ``fn``'s annotations and return its ``Static`` (and ``NoDiff``) parameters.
 
     Raises ``AnnotationError`` (naming the function and the annotation) when an annotation cannot be resolved;
     callers resolve lazily, at the first call, so that forward references to later classes work.
@@ -97,11 +140,16 @@ def find_static_params(fn: Callable[..., Any], qualname: str) -> StaticParams:
     if not _declares_annotations(fn):
         return StaticParams(frozenset(), False, False)
     hints = _hints(fn, qualname)
-    sig = inspect.signature(fn)
     names: set[str] = set()
+    nodiff: set[str] = set()
     var_pos = var_kw = False
-    for p in sig.parameters.values():
-        if not is_static_annotation(hints.get(p.name)):
+    for p in (signature or inspect.signature(fn)).parameters.values():
+        hint = hints.get(p.name)
+        if get_origin(hint) is not Annotated:
+            continue
+        if is_nodiff_annotation(hint):
+            nodiff.add(p.name)
+        if not is_static_annotation(hint):
             continue
         if p.kind is p.VAR_POSITIONAL:
             var_pos = True
@@ -109,10 +157,7 @@ def find_static_params(fn: Callable[..., Any], qualname: str) -> StaticParams:
             var_kw = True
         else:
             names.add(p.name)
-    return StaticParams(frozenset(names), var_pos, var_kw)
-
-
-
+    return StaticParams(frozenset(names), var_pos, var_kw, frozenset(nodiff))
 
 
 def _qualname(fn: Callable[..., Any]) -> str:
@@ -136,5 +181,5 @@ def static_argnums(fn: Callable[..., Any]) -> tuple[int, ...]:
     return tuple(i for i, n in enumerate(positional) if n in params.names)
 
 
-__all__ = ["STATIC", "Static", "StaticParams", "find_static_params", "is_static_annotation", "static_argnames",
+__all__ = ["NODIFF", "STATIC", "NoDiff", "Static", "StaticParams", "find_static_params", "is_nodiff_annotation", "is_static_annotation", "static_argnames",
            "static_argnums", "unwrap"]

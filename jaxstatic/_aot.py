@@ -7,8 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _freeze
+from ._codegen import static_keys
 from ._errors import StaticMismatchError
-from ._plan import Plan, static_keys
+from ._plan import Plan
 
 PlanFor = Callable[[tuple[Any, ...], dict[str, Any]], Plan]
 KeyFor = Callable[[tuple[Any, ...], dict[str, Any]], Any]

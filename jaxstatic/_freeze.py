@@ -201,6 +201,12 @@ class IdentityMemo:
             self._entries.clear()
         self._entries[id(value)] = (value, pair, items)
 
+    def discard(self, value: Any) -> None:
+        """Forget ``value`` (a failed call must not keep its static values alive)."""
+        hit = self._entries.get(id(value))
+        if hit is not None and hit[0] is value:
+            del self._entries[id(value)]
+
     def clear(self) -> None:
         self._entries.clear()
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import sys
 
-# Before jax is imported anywhere: four CPU devices for pmap/sharding tests.
+# Before jax is imported anywhere: eight CPU devices for pmap, sharding and mesh tests.
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
 
 # pytest-mypy-plugins, mypy, ruff and pyright are found on PATH: make it the running interpreter's.
 _bin = os.path.dirname(sys.executable)

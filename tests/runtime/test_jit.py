@@ -4,10 +4,11 @@ import functools
 import gc
 import inspect
 import logging
+import pydoc
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
@@ -182,13 +183,19 @@ def test_non_array_given_to_dynamic_parameter_suggests_static() -> None:
         step(jnp.ones(1), {"mode": "x"})  # type: ignore[arg-type]
 
 
-def test_wrong_call_gets_pythons_binding_error() -> None:
-    @js.jit
-    def step(x: jax.Array, n: Static[int]) -> jax.Array:
+def test_wrong_call_gets_pythons_own_binding_error() -> None:
+    def step(x: jax.Array, n: Static[int], *, mode: str = "a") -> jax.Array:
         return x
 
-    with pytest.raises(TypeError, match=r"step\(\): missing a required argument: 'n'"):
-        step(jnp.ones(1))  # type: ignore[call-arg]
+    jitted = js.jit(step)
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [((1,), {}), ((1, 2, 3), {}), ((1, 2), {"nope": 1}),
+                                                           ((1,), {"x": 1, "n": 2})]
+    for args, kwargs in calls:
+        with pytest.raises(TypeError) as plain:
+            step(*args, **kwargs)
+        with pytest.raises(TypeError) as ours:
+            jitted(*args, **kwargs)
+        assert str(ours.value) == str(plain.value).replace("test_wrong_call_gets_pythons_own_binding_error.<locals>.", "")
 
 
 def test_retrace_is_blamed_on_the_parameter_that_changed() -> None:
@@ -229,8 +236,8 @@ def test_max_traces_raises_with_the_explanation() -> None:
 
     f(jnp.ones(1), 1)
     f(jnp.ones(1), 2)
-    with pytest.raises(js.RetraceError, match=r"f exceeded max_traces=2\. f was traced again \(trace #3\) because "
-                                                r"n: 2 -> 3"):
+    with pytest.raises(js.RetraceError, match=r"^f needs trace #3, because n: 2 -> 3, but max_traces=2 allows at most "
+                                                r"2 traces\. Mark a parameter Static only if it takes few values"):
         f(jnp.ones(1), 3)
     assert f.trace_count == 2
     assert f(jnp.ones(1), 1).tolist() == [1.0]
@@ -383,7 +390,7 @@ def test_calls_that_fail_are_not_counted_as_hits() -> None:
     assert f.cache_info()[:2] == (0, 1)
 
 
-def test_in_shardings_are_reindexed_past_static_parameters() -> None:
+def test_in_shardings_tuple_skips_static_parameters_as_in_jax_jit() -> None:
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
     mesh = Mesh(np.array(jax.devices()[:4]), ("d",))
@@ -392,7 +399,7 @@ def test_in_shardings_are_reindexed_past_static_parameters() -> None:
     def f(x: jax.Array, n: Static[int], y: jax.Array) -> jax.Array:
         return x * n + y
 
-    g = js.jit(f, in_shardings=(sharded, None, sharded), out_shardings=sharded)
+    g = js.jit(f, in_shardings=(sharded, sharded), out_shardings=sharded)
     out = g(jnp.arange(8.0), 2, jnp.ones(8))
     assert out.tolist() == [2 * i + 1.0 for i in range(8)]
     assert out.sharding == sharded
@@ -441,3 +448,79 @@ def test_one_trace_exactly_when_values_are_equal_with_the_same_types(a: Any, b: 
     f(jnp.ones(1), a)
     f(jnp.ones(1), b)
     assert f.trace_count == (1 if _typed(a) == _typed(b) else 2)
+
+
+# -- what jax.jit's objects offer ------------------------------------------------------------------------------
+
+
+@js.jit
+def scaled(x: jax.Array, n: Static[int]) -> jax.Array:
+    return x * n
+
+
+def test_trace_and_eval_shape_take_static_values_as_plain_python_values() -> None:
+    x = jnp.ones(3)
+    plain = jax.jit(scaled.__wrapped__, static_argnums=1)
+    traced = scaled.trace(x, 2)
+    assert str(traced.jaxpr) == str(plain.trace(x, 2).jaxpr)
+    assert scaled.eval_shape(x, 2) == plain.eval_shape(x, 2) == jax.ShapeDtypeStruct((3,), jnp.float32)
+
+
+def test_methods_bind_self_for_lower_trace_and_eval_shape() -> None:
+    class Model:
+        def __init__(self, k: float) -> None:
+            self.k = k
+
+        def __hash__(self) -> int:
+            return hash(self.k)
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Model) and other.k == self.k
+
+        @js.jit
+        def apply(self: Static[Model], x: jax.Array) -> jax.Array:
+            return x * self.k
+
+    m = Model(2.0)
+    x = jnp.ones(2)
+    assert m.apply.lower(x).compile()(m, x).tolist() == [2.0, 2.0]
+    assert m.apply.eval_shape(x) == jax.ShapeDtypeStruct((2,), jnp.float32)
+    assert "mul" in str(m.apply.trace(x).jaxpr)
+    assert m.apply(x).tolist() == [2.0, 2.0]
+    assert m.apply.trace_count == 1
+    assert Model.apply.trace_count == 1
+
+
+def test_deepcopy_and_pickle_give_the_function_itself() -> None:
+    import copy
+    import pickle
+
+    assert copy.deepcopy(scaled) is scaled
+    assert copy.copy(scaled) is scaled
+    scaled(jnp.ones(1), 1)  # also once its class is specialised for the first call shape
+    assert copy.deepcopy({"f": scaled})["f"] is scaled
+    assert pickle.loads(pickle.dumps(scaled)) is scaled
+
+
+def test_help_lists_what_the_jitted_object_offers() -> None:
+    text = pydoc.render_doc(js.jit, renderer=pydoc.plaintext)
+    for name in ("trace_count", "retraces", "cache_info", "clear_cache", "lower", "trace", "eval_shape"):
+        assert name in text, name
+    doc = pydoc.render_doc(js.Static, renderer=pydoc.plaintext)
+    assert "a parameter of type ``T`` that jaxstatic's transforms treat as static" in doc
+    assert js.Static[int] == Annotated[int, js.STATIC]
+
+
+def test_jax_errors_inside_the_body_point_at_the_users_function_and_parameters() -> None:
+    @js.jit
+    def branchy(weights: jax.Array, n: Static[int], bias: jax.Array) -> jax.Array:
+        if weights.sum() > 0:
+            return weights * n
+        return bias
+
+    with pytest.raises(jax.errors.TracerBoolConversionError) as info:
+        branchy(jnp.ones(2), 2, jnp.ones(2))
+    text = str(info.value)
+    assert f"branchy at {__file__}:" in text
+    assert "weights" in text
+    assert "_core.py" not in text and "dyn[0]" not in text

@@ -1,0 +1,478 @@
+"""The machinery every jaxstatic transform shares: call shapes, static keys, the program cache and the traced body.
+
+A transform (``jit``, ``vmap``, ``grad``, ...) is a ``StaticFunction`` subclass that says only what differs: how to
+turn a body whose static values are fixed into a JAX program (``_build``), and which options it checks once the
+static parameters are known (``_resolve``). Everything else is here:
+
+- the split of a call into static and dynamic values, per call shape (``_plan``), and generated code that builds
+  the flat static key and dispatches (``_codegen``);
+- one program per static key, in a cache bounded by ``cache_size`` (least recently used evicted). A miss traces
+  without any function-wide lock: an in-flight entry per key makes equal keys trace once while other keys trace in
+  parallel, and a recursive call with the same key inside its own trace reuses the program being traced;
+- the body handed to JAX, which reads the caller's own static values on the first trace and equal values rebuilt
+  from the key (``_freeze.thaw``) on retraces for new shapes, counts the trace, and passes JAX the user's function
+  name, source line and parameter names (JAX reads them from ``__wrapped__`` and ``__signature__``);
+- faults leave nothing behind: a call that raises is not cached, not counted as a trace or a hit, and forgets its
+  static values.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import functools
+import inspect
+import threading
+from collections.abc import Callable
+from typing import Any, ClassVar, Concatenate, Generic, TypeVar, overload
+
+import jax
+from typing_extensions import ParamSpec, Self
+
+from . import _codegen, _explain, _freeze, _options, _stats
+from ._errors import AnnotationError, NonArrayArgumentError
+from ._plan import Layout, Plan
+
+_P = ParamSpec("_P")
+_P2 = ParamSpec("_P2")
+_R = TypeVar("_R")
+_R2 = TypeVar("_R2")
+_T = TypeVar("_T")
+
+Dispatch = Callable[[tuple[Any, ...], dict[str, Any]], Any]
+
+_PARAM_OPTIONS = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames"})
+
+EVICTED = "its compiled program had been evicted to keep at most cache_size={} programs"
+_EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they cause (hashes keep no value alive)
+
+
+class Slot:
+    """What one program's body needs: its key, and the caller's own static values while the caller traces it."""
+
+    __slots__ = ("key", "local")
+
+    def __init__(self, key: Any) -> None:
+        self.key = key
+        self.local = threading.local()
+
+
+class _InFlight:
+    """A program being traced for the first time, by ``owner`` (a thread id)."""
+
+    __slots__ = ("done", "owner", "program", "slot")
+
+    def __init__(self, owner: int, program: Any, slot: Slot) -> None:
+        self.owner, self.program, self.slot = owner, program, slot
+        self.done = threading.Event()
+
+
+def jit_disabled() -> bool:
+    return bool(jax.config.jax_disable_jit)  # type: ignore[attr-defined]
+
+
+class StaticFunction(Generic[_P, _R]):
+    """A function transformed by jaxstatic. Call it like the function it wraps."""
+
+    _transform: ClassVar[str] = "transform"
+    _counts_traces: ClassVar[bool] = True  # jit and pmap count traces; vmap and grad leave that to a jit above them
+
+    def __init__(self, fn: Callable[_P, _R], options: dict[str, Any], *, max_traces: int | None = None,
+                 cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
+        fn = _options.check_callable(fn, f"jaxstatic.{self._transform}")
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._function = _options.display_name(fn)
+        self._options = dict(options)
+        self._signature_: inspect.Signature | None = None
+        self._params_: _options.ParamOptions | None = None
+        self._stats = _stats.TraceStats(self._function, _options.check_max_traces(self._function, max_traces),
+                                        _options.check_cache_size(self._function, cache_size))
+        self._cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
+        self._stats.currsize = self._cache.__len__
+        self._slots: dict[Any, Slot] = {}
+        self._inflight: dict[Any, _InFlight] = {}
+        self._evicted: collections.deque[int] = collections.deque(maxlen=_EVICTED_MEMORY)
+        self._lock = threading.Lock()  # bookkeeping only: never held while tracing or compiling
+        self._memo = _freeze.IdentityMemo()
+        self._plans: dict[int, Dispatch] = {}  # positional calls, by len(args)
+        self._kw_plans: dict[tuple[str, ...], Dispatch] = {}  # keyword calls, by names: the latest nargs seen
+        self._shapes: dict[Any, tuple[Plan, dict[str, Callable[..., Any]]]] = {}  # every call shape seen
+        self._variants: dict[tuple[str, ...], int] = {}
+        self._layout_: Layout | None = None
+        if self._options.keys() & _PARAM_OPTIONS or self._checks_at_decoration():
+            # Options that name parameters are checked now, like jax.jit's; those that depend on which parameters
+            # are Static too when the annotations resolve (forward references to later classes resolve by the
+            # first call). Without such options nothing is read now: decoration stays as cheap as jax.jit's.
+            self._params()
+            with contextlib.suppress(AnnotationError):
+                self._layout()
+
+    # -- what a transform supplies ---------------------------------------------------------------------------
+
+    def _checks_at_decoration(self) -> bool:
+        """Whether this transform was given options to check against the signature when it is applied."""
+        return False
+
+    def _resolve(self, layout: Layout) -> None:
+        """Check and resolve the options that depend on which parameters are static (once)."""
+
+    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+        """The JAX program of one static key: ``body`` takes the dynamic values of ``plan``'s call shape, in the
+        order of ``plan.dynamics`` (named ones positionally, then ``*args`` extras, then ``**kwargs`` extras by
+        keyword). ``statics(plan, slot)`` gives the static values, for transforms with rules of their own."""
+        raise NotImplementedError
+
+    # -- call shapes -----------------------------------------------------------------------------------------
+
+    def _signature(self) -> inspect.Signature:
+        if self._signature_ is None:
+            self._signature_ = inspect.signature(self._fn)
+        return self._signature_
+
+    def _params(self) -> _options.ParamOptions:
+        """The parameter options (static and donated names), checked against the signature once."""
+        if self._params_ is None:
+            self._params_ = _options.resolve_param_options(self._function, self._signature(), self._options)
+        return self._params_
+
+    def _layout(self) -> Layout:
+        layout = self._layout_
+        if layout is None:
+            layout = Layout.of(self._fn, self._function, self._signature(), self._params().static)
+            self._resolve(layout)
+            self._layout_ = layout
+        return layout
+
+    def _shape(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, dict[str, Callable[..., Any]]]:
+        """The plan and generated functions of this call's shape, made when the shape is first seen."""
+        shape = (len(args), *kwargs) if kwargs else len(args)
+        found = self._shapes.get(shape)
+        if found is None:
+            plan = Plan.bind(self._layout(), len(args), tuple(kwargs), self._variants)
+            entry = not kwargs and not any(isinstance(k, int) for k in self._shapes) and self._specializes()
+            code = _codegen.generate(plan, self._namespace(plan), self._function, entry=entry)
+            found = self._shapes[shape] = (plan, code)
+            if "entry" in code:
+                self._specialize(code["entry"])
+        return found
+
+    def _new_dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dispatch:
+        dispatch = self._shape(args, kwargs)[1]["dispatch"]
+        if kwargs:
+            self._kw_plans[tuple(kwargs)] = dispatch
+        else:
+            self._plans[len(args)] = dispatch
+        return dispatch
+
+    def _specializes(self) -> bool:
+        return True
+
+    def _specialize(self, entry: Callable[..., Any]) -> None:
+        """Give this object a class of its own whose ``__call__`` is the first positional shape's dispatcher.
+
+        Python looks ``__call__`` up on the type, so this is the one way to make the commonest call a single
+        Python frame (measured: ~150 ns of the ~400 ns jaxstatic adds to a call); other shapes go through
+        ``_general_call``.
+        """
+        cls = type(self)
+        entry.__doc__ = StaticFunction.__call__.__doc__
+        self.__class__ = type(cls.__name__, (cls,), {"__call__": entry, "__module__": cls.__module__,
+                                                     "__qualname__": cls.__qualname__})
+
+    def _namespace(self, plan: Plan) -> dict[str, Any]:
+        move = self._cache.move_to_end
+
+        def touch(key: Any) -> None:
+            try:  # noqa: SIM105 (contextlib.suppress costs ~200 ns on the hit path)
+                move(key)
+            except KeyError:  # evicted by another thread meanwhile
+                pass
+
+        return {
+            "cache": self._cache,
+            "lookup": self._cache.get,
+            "touch": touch,
+            "next_call": self._stats.calls.__next__,
+            "miss": functools.partial(self._miss, plan),
+            "freeze_pair": self._pair_freezer(plan),
+            "dynamic_error": functools.partial(self._failed_dynamic, plan),
+            "failed": functools.partial(self._failed, plan),
+            "reroute": self._reroute,
+            "general": _general_call,
+        }
+
+    def _reroute(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Keyword names seen before with another number of positionals: point those names at this shape."""
+        return self._new_dispatch(args, kwargs)(args, kwargs)
+
+    def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self._shape(args, kwargs)[1]["key"](args, kwargs)
+
+    def _pair_freezer(self, plan: Plan) -> _codegen.FreezePair:
+        """The key pair of a static value that is not atomic: a container (remembered by identity when it is
+        safe) or another hashable object. Raises the user-facing error for values that cannot be static."""
+        memo, function, freeze = self._memo, self._function, _freeze.freeze
+
+        def freeze_pair(value: Any, j: int) -> tuple[Any, Any]:
+            pair = memo.get(value)
+            if pair is None:
+                try:
+                    key = freeze(value)
+                except _freeze.Unfreezable:
+                    raise _freeze.non_static_error(function, plan.statics[j][0], value) from None
+                pair = _codegen.to_pair(key)
+                if pair[0] is _codegen.FROZEN:
+                    memo.put(value, pair)
+            return pair  # type: ignore[no-any-return]
+
+        return freeze_pair
+
+    # -- misses and faults -----------------------------------------------------------------------------------
+
+    def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if jit_disabled():  # jax.disable_jit(): run eagerly; not a trace, nothing cached
+            return self._fn(*args, **kwargs)
+        me = threading.get_ident()
+        while True:
+            with self._lock:
+                program = self._cache.get(key)
+                flight = self._inflight.get(key) if program is None else None
+                if program is None and flight is None:
+                    slot = Slot(key)
+                    program = self._build(plan, self._body(plan, slot), slot)
+                    flight = self._inflight[key] = _InFlight(me, program, slot)
+                    break
+            if program is not None:  # another thread finished it meanwhile
+                return self._guarded(plan, program, self._slots[key], args, kwargs)
+            assert flight is not None
+            if flight.owner == me:  # a recursive call inside its own trace: JAX traces the new shapes nested
+                return self._guarded(plan, flight.program, flight.slot, args, kwargs)
+            flight.done.wait()
+        try:
+            result = self._call(plan, flight.program, flight.slot, args, kwargs)
+        except BaseException:
+            with self._lock:
+                del self._inflight[key]
+            flight.done.set()
+            self._failed(plan, args, kwargs)
+            raise
+        with self._lock:
+            del self._inflight[key]
+            self._insert(key, flight.program, flight.slot)
+        flight.done.set()
+        return result
+
+    def _insert(self, key: Any, program: Any, slot: Slot) -> None:
+        """Add a program, evicting the least recently used past ``cache_size`` (called under the lock)."""
+        self._cache[key] = program
+        self._slots[key] = slot
+        while len(self._cache) > (self._stats.maxsize or len(self._cache)):
+            old, dropped = self._cache.popitem(last=False)
+            del self._slots[old]
+            self._evicted.append(hash(old))
+            self._stats.evictions += 1
+            getattr(dropped, "clear_cache", lambda: None)()
+
+    def _guarded(self, plan: Plan, program: Any, slot: Slot, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        try:
+            return self._call(plan, program, slot, args, kwargs)
+        except BaseException:
+            self._failed(plan, args, kwargs)
+            raise
+
+    def _call(self, plan: Plan, program: Any, slot: Slot, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run ``program`` for this call, handing the body the caller's own static values should it trace."""
+        pos, kw = plan.dynamic_values(args, kwargs)
+        local = slot.local
+        outer = getattr(local, "statics", None)
+        local.statics = plan.static_values(args, kwargs)
+        try:
+            return program(*pos, **kw)
+        except TypeError as err:
+            raise self._dynamic_error(plan, args, kwargs, err) from None
+        finally:
+            local.statics = outer
+
+    def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """A call raised: it is no hit, and its static values are not kept."""
+        next(self._stats.failures)
+        for value in plan.static_values(args, kwargs).values():
+            self._memo.discard(value)
+
+    def _failed_dynamic(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], err: TypeError) -> TypeError:
+        self._failed(plan, args, kwargs)
+        return self._dynamic_error(plan, args, kwargs, err)
+
+    def _dynamic_error(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any],
+                       err: TypeError) -> TypeError:
+        """Say which non-Static parameter got a value JAX cannot trace; otherwise the original error."""
+        for name, src in plan.dynamics:
+            leaves = jax.tree_util.tree_flatten_with_path(src.get(args, kwargs))[0]
+            for path, leaf in leaves:
+                if not _is_traceable(leaf):
+                    where = (name + jax.tree_util.keystr(path)) if src.kind != "varkw" else (
+                        f"{name}{jax.tree_util.keystr(path)}")
+                    return NonArrayArgumentError(
+                        f"{self._function}(): parameter {name!r} is not Static, so its value is traced as an array, "
+                        f"but {where} is a {_freeze.type_name(leaf)}. Mark it static where it is declared "
+                        f"({name}: Static[...]), or pass an array."
+                    )
+        return err
+
+    # -- the traced body -------------------------------------------------------------------------------------
+
+    def _body(self, plan: Plan, slot: Slot) -> Callable[..., Any]:
+        """The function JAX traces for one static key: it rebuilds the user's call from the dynamic values."""
+        layout, fn, stats, key = plan.layout, self._fn, self._stats, slot.key
+        params = layout.signature.parameters
+        named = [n for n in plan.variant if params[n].kind not in (params[n].VAR_POSITIONAL, params[n].VAR_KEYWORD)]
+        varpos = next((n for n in plan.variant if params[n].kind is params[n].VAR_POSITIONAL), None)
+        varkw = next((n for n in plan.variant if params[n].kind is params[n].VAR_KEYWORD), None)
+        labels = [name for name, _ in plan.statics]
+        counts = self._counts_traces
+
+        def body(*dyn: Any, **dynkw: Any) -> Any:
+            statics = statics_of(plan, slot)
+            dynamic: dict[str, Any] = dict(zip(named, dyn))
+            if varpos is not None:
+                dynamic[varpos] = dyn[len(named):]
+            if varkw is not None:
+                dynamic[varkw] = dynkw
+            call_args, call_kwargs = layout.assemble(dynamic, statics)
+            if not counts or jit_disabled():
+                return fn(*call_args, **call_kwargs)
+            signature: dict[str, _explain.DynamicSig | _explain.StaticSig] = {
+                **{n: _explain.StaticSig(k) for n, k in zip(labels, _codegen.static_keys(key))},
+                **{n: _explain.dynamic_sig(v) for n, v in dynamic.items()},
+            }
+            record = stats.begin_trace(signature, self._why_again(key))
+            ok = False
+            try:
+                out = fn(*call_args, **call_kwargs)
+                ok = True
+                return out
+            finally:
+                stats.end_trace(signature, record, ok)
+
+        body.__name__ = getattr(fn, "__name__", "jaxstatic_function")
+        body.__qualname__ = self._function
+        body.__wrapped__ = fn  # type: ignore[attr-defined]  # JAX's debug info: the user's name, file and line
+        body.__signature__ = _program_signature(named, varpos, varkw)  # type: ignore[attr-defined]
+        return body
+
+    def _why_again(self, key: Any) -> str:
+        if hash(key) in self._evicted:
+            return EVICTED.format(self._stats.maxsize)
+        return _stats.DROPPED
+
+    # -- the public surface ----------------------------------------------------------------------------------
+
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return _general_call(self, args, kwargs)  # type: ignore[no-any-return]
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> Self: ...
+    @overload
+    def __get__(
+        self: StaticFunction[Concatenate[_T, _P2], _R2], instance: _T, owner: type | None = None
+    ) -> Callable[_P2, _R2]: ...
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        """A method: bound like a function, so ``obj.apply(x)`` passes ``obj`` as the first argument, and so do
+        ``obj.apply.lower(x)``, ``.trace`` and ``.eval_shape``."""
+        return self if instance is None else BoundMethod(self, instance)
+
+    @property
+    def trace_count(self) -> int:
+        """How many times the Python body has been traced."""
+        return self._stats.traces
+
+    @property
+    def retraces(self) -> tuple[_stats.Retrace, ...]:
+        """Each retrace (the latest 1024), with the reason; ``str(record)`` explains it per parameter."""
+        return tuple(self._stats.retraces)
+
+    def cache_info(self) -> _stats.CacheInfo:
+        """Hits, misses (traces), the bound (``cache_size``), programs held now, and evictions."""
+        return self._stats.cache_info()
+
+    def clear_cache(self) -> None:
+        """Drop every compiled program and every static value held for them."""
+        with self._lock:
+            for program in self._cache.values():
+                getattr(program, "clear_cache", lambda: None)()
+            self._cache.clear()
+            self._slots.clear()
+            self._memo.clear()
+            self._stats.cleared()
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return self._signature()
+
+    def __repr__(self) -> str:
+        return f"<jaxstatic.{self._transform} of {self._function}>"
+
+    def __reduce__(self) -> str:
+        """Pickled by reference, like a function: a module-level transformed function round-trips."""
+        return str(getattr(self, "__qualname__", self._function))
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        """Like a function, a transformed function is copied as itself (as ``jax.jit`` objects are)."""
+        return self
+
+
+class BoundMethod(functools.partial):  # type: ignore[type-arg]
+    """``obj.method`` for a transformed method: a C-level ``functools.partial`` for calls, whose ``lower``,
+    ``trace`` and ``eval_shape`` bind ``obj`` too; other attributes (``trace_count``, ...) are the function's."""
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        return self.func.lower(*self.args, *args, **kwargs)  # type: ignore[attr-defined]
+
+    def trace(self, *args: Any, **kwargs: Any) -> Any:
+        return self.func.trace(*self.args, *args, **kwargs)  # type: ignore[attr-defined]
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        return self.func.eval_shape(*self.args, *args, **kwargs)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.func, name)
+
+
+def _general_call(self: StaticFunction[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Any call: find the dispatcher of its shape (``tuple(kwargs)`` costs a third of ``(len(args), *kwargs)``, so
+    keyword shapes are found by names alone) and run it."""
+    dispatch = self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))
+    if dispatch is None:
+        dispatch = self._new_dispatch(args, kwargs)
+    return dispatch(args, kwargs)
+
+
+def statics_of(plan: Plan, slot: Slot) -> dict[str, Any]:
+    """The static values of a program, by parameter name: the caller's own objects while the caller's call traces
+    it; on a retrace for new shapes, values equal to them (same types, order and bits), rebuilt from the key."""
+    statics = getattr(slot.local, "statics", None)
+    if statics is None:
+        statics = dict(zip([name for name, _ in plan.statics], map(_freeze.thaw, _codegen.static_keys(slot.key))))
+    return statics
+
+
+def _program_signature(named: list[str], varpos: str | None, varkw: str | None) -> inspect.Signature:
+    """The signature of a program's body: the dynamic parameters, by the user's names, as JAX's errors print them."""
+    kind = inspect.Parameter
+    params = [kind(n, kind.POSITIONAL_OR_KEYWORD) for n in named]
+    if varpos is not None:
+        params.append(kind(varpos, kind.VAR_POSITIONAL))
+    if varkw is not None:
+        params.append(kind(varkw, kind.VAR_KEYWORD))
+    return inspect.Signature(params)
+
+
+def _is_traceable(leaf: object) -> bool:
+    return _freeze.is_array(leaf) or isinstance(leaf, (int, float, complex, bool)) or hasattr(leaf, "dtype")
+
+
+__all__ = ["BoundMethod", "Slot", "StaticFunction", "jit_disabled", "statics_of"]

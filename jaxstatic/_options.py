@@ -1,0 +1,179 @@
+"""Per-argument options, checked and resolved once, when a transform is applied.
+
+JAX resolves ``static_argnums``/``donate_argnums`` and friends when ``jax.jit`` is called (``resolve_argnums``), so a
+typo fails where it is written, not at the first call. jaxstatic does the same, and turns every positional option
+into parameter *names*: the program jaxstatic compiles per static key has other positions than the user's
+function (static parameters are not among its arguments), so names are the one form that survives the split.
+
+``in_axes`` (vmap/pmap), ``argnums`` (grad) and ``nondiff_argnums`` (custom_vjp) go through the same helpers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from ._errors import OptionError, option_error
+
+_Kind = inspect.Parameter
+
+
+_NOT_TRACEABLE = ((inspect.CO_GENERATOR, "a generator function"), (inspect.CO_COROUTINE, "a coroutine function"),
+                  (inspect.CO_ASYNC_GENERATOR, "an async generator function"))
+
+
+def check_callable(fn: object, transform: str) -> Callable[..., Any]:
+    """``fn`` itself when a JAX transform can trace it; a clear error at decoration otherwise. Cheap: a flag test
+    on the code objects along ``__wrapped__``."""
+    if not callable(fn):
+        raise option_error(transform, None, f"expects a function, but got {_describe(fn)}",
+                           "Apply it to a function, as @jaxstatic.jit or jaxstatic.jit(f, ...).")
+    target: Any = fn
+    for _ in range(8):  # a wrapper made with functools.wraps around a generator function is one too
+        flags = getattr(getattr(target, "__code__", None), "co_flags", 0)
+        for flag, kind in _NOT_TRACEABLE:
+            if flags & flag:
+                raise option_error(transform, display_name(fn), f"is {kind}, which JAX cannot trace",
+                                   "Return arrays from a plain function; iterate or await outside it.")
+        target = getattr(target, "__wrapped__", None)
+        if target is None:
+            break
+    return fn
+
+
+def display_name(fn: Callable[..., Any]) -> str:
+    """``Model.apply``: the qualified name without ``<locals>`` scopes, as errors and reports print it."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if name is None:  # a callable instance
+        name = type(fn).__qualname__
+    return str(name).rpartition("<locals>.")[2]
+
+
+def _describe(value: object) -> str:
+    return f"{value!r} (a {type(value).__qualname__})"
+
+
+def as_tuple(value: Any) -> tuple[Any, ...]:
+    """``None``, one item or a sequence of items, as a tuple."""
+    if value is None:
+        return ()
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def positional(signature: inspect.Signature) -> list[str]:
+    """The names of the parameters that positional indices refer to, in order."""
+    return [p.name for p in signature.parameters.values() if p.kind in (_Kind.POSITIONAL_ONLY, _Kind.POSITIONAL_OR_KEYWORD)]
+
+
+def names_of_argnums(function: str, signature: inspect.Signature, nums: Any, option: str) -> tuple[str, ...]:
+    """The parameter names that ``option`` (``static_argnums``, ``donate_argnums``, ...) refers to by position."""
+    names = positional(signature)
+    has_varargs = any(p.kind is _Kind.VAR_POSITIONAL for p in signature.parameters.values())
+    out = []
+    for i in as_tuple(nums):
+        if type(i) is not int:
+            raise option_error(option, function, f"contains {_describe(i)}", "Give parameter positions as ints.")
+        if not -len(names) <= i < len(names):
+            where = (" or beyond, into *args" if has_varargs else "")
+            raise option_error(
+                option, function,
+                f"contains {i}, but {function}{_plain(signature)} has {len(names)} positional parameter(s){where}",
+                f"Use an index below {len(names)}, or name the parameter.")
+        out.append(names[i])
+    return tuple(out)
+
+
+def check_argnames(function: str, signature: inspect.Signature, names: Any, option: str) -> tuple[str, ...]:
+    """``names`` as a tuple, each naming a parameter of the function (not ``*args``/``**kwargs`` themselves)."""
+    params = signature.parameters
+    out = tuple(as_tuple(names) if not isinstance(names, str) else (names,))
+    for name in out:
+        if not isinstance(name, str):
+            raise option_error(option, function, f"contains {_describe(name)}", "Give parameter names as strings.")
+        p = params.get(name)
+        if p is None or p.kind in (_Kind.VAR_POSITIONAL, _Kind.VAR_KEYWORD):
+            close = difflib.get_close_matches(name, list(params), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise option_error(option, function,
+                               f"names {name!r}, which is not a parameter of {function}{_plain(signature)}{hint}",
+                               "Name one of its parameters.")
+    return out
+
+
+def _plain(signature: inspect.Signature) -> str:
+    """``(x, n=2)``: a signature without annotations, as messages print it."""
+    return str(signature.replace(parameters=[p.replace(annotation=_Kind.empty) for p in signature.parameters.values()],
+                                 return_annotation=inspect.Signature.empty))
+
+
+def check_max_traces(function: str, value: Any) -> int | None:
+    if value is None or (type(value) is int and value >= 0):
+        return value
+    raise option_error("max_traces", function, f"is {_describe(value)}",
+                       "Give None (no limit) or an int >= 0, the number of traces allowed.")
+
+
+JAX_JIT_CACHE_SIZE = 8192
+"""The default bound of a function's compiled programs: the capacity of ``jax.jit``'s own C++ dispatch cache
+(``pjit.make_jit_cpp_cache(8192)`` in jax 0.10)."""
+
+
+def check_cache_size(function: str, value: Any) -> int:
+    if type(value) is int and value >= 1:
+        return value
+    raise option_error("cache_size", function, f"is {_describe(value)}",
+                       f"Give an int >= 1, the number of compiled programs kept (default {JAX_JIT_CACHE_SIZE}).")
+
+
+@dataclasses.dataclass(frozen=True)
+class ParamOptions:
+    """Options that refer to parameters, by name; resolved against the signature at decoration."""
+
+    static: frozenset[str]  # from static_argnums/static_argnames (annotations add to these later)
+    donate: tuple[str, ...]  # in signature order
+
+
+def resolve_param_options(function: str, signature: inspect.Signature, options: dict[str, Any]) -> ParamOptions:
+    """Pop and check ``static_argnums/argnames`` and ``donate_argnums/argnames`` from ``options``."""
+    static = (*names_of_argnums(function, signature, options.pop("static_argnums", None), "static_argnums"),
+              *check_argnames(function, signature, options.pop("static_argnames", None), "static_argnames"))
+    donate = set(names_of_argnums(function, signature, options.pop("donate_argnums", None), "donate_argnums"))
+    donate |= set(check_argnames(function, signature, options.pop("donate_argnames", None), "donate_argnames"))
+    return ParamOptions(frozenset(static), tuple(n for n in signature.parameters if n in donate))
+
+
+def check_not_static(function: str, names: Iterable[str], static: frozenset[str], option: str) -> None:
+    """A per-parameter option that makes no sense for a Static parameter (donation, a mapped axis, argnums)."""
+    for name in names:
+        if name in static:
+            raise option_error(option, function, f"names {name!r}, which is Static",
+                               f"A Static value is not an array; drop {name!r} from {option}, or make it dynamic.")
+
+
+def per_parameter(function: str, signature: inspect.Signature, value: Any, option: str, static: frozenset[str],
+                  *, over_all: bool = False) -> dict[str, Any] | None:
+    """A per-argument option given as a tuple over the non-static positional parameters (jax's meaning), with
+    ``over_all`` also a tuple over all positional parameters (its entries at Static ones are ignored), or a dict by
+    parameter name; ``None`` when ``value`` is neither (one value for every argument)."""
+    if isinstance(value, Mapping):
+        check_argnames(function, signature, tuple(value), option)
+        return dict(value)
+    if not isinstance(value, (tuple, list)):
+        return None
+    names = positional(signature)
+    dynamic = [n for n in names if n not in static]
+    if len(value) == len(dynamic):
+        return dict(zip(dynamic, value))
+    if over_all and len(value) == len(names):
+        return dict(zip(names, value))
+    raise option_error(option, function,
+                       f"has {len(value)} entries, but {function} has {len(dynamic)} non-static positional "
+                       f"parameter(s) {dynamic}", f"Give one entry per parameter in {dynamic}, or a dict by name.")
+
+
+__all__ = ["JAX_JIT_CACHE_SIZE", "OptionError", "ParamOptions", "as_tuple", "check_argnames", "check_cache_size",
+           "check_callable", "check_max_traces", "check_not_static", "display_name", "names_of_argnums",
+           "per_parameter", "positional", "resolve_param_options"]
