@@ -3,7 +3,8 @@
 * Names and positions are read from the option's type, so a bare string, a tuple and a ``Final`` constant
   (``NAMES: Final = ("config",)``) all count; a value mypy cannot tell (built at run time) is not read.
 * A name or position that matches no parameter fails when the transform is applied (jax raises ``ValueError``
-  unless the function takes ``**kwargs``/``*args``; jaxstatic raises ``TypeError``): ``[jaxstatic-argnames]``.
+  unless the function takes ``**kwargs``/``*args``; jaxstatic raises ``OptionError`` always, ``*args`` and
+  ``**kwargs`` themselves included): ``[jaxstatic-argnames]``.
 * Plain jax: the declared type of each parameter named must be hashable as it is (JAX freezes nothing).
 * jaxstatic: the parameters named are static as ``Static[...]`` ones are, so they are marked so in the wrapper's
   ``ParamSpec`` and its call sites are checked like any other.
@@ -158,7 +159,7 @@ def _resolve(
     """
     found: list[tuple[int, Context]] = []
     function = _function_name(fun)
-    named = [n for n, k in zip(fun.arg_names, fun.arg_kinds) if n and not (lenient and k.is_star())]
+    named = [n for n, k in zip(fun.arg_names, fun.arg_kinds) if n and not k.is_star()]
     positional = [i for i, k in enumerate(fun.arg_kinds) if k.is_positional() and k != ARG_STAR]
     shown = [fun.arg_names[i] or f"#{i}" for i in positional]
     for option, value in zip(call.arg_names, call.args):
