@@ -40,7 +40,7 @@ if __name__ == "__main__":
         print("plain jax.jit:", str(err).splitlines()[0][:90], "...")
 
     print("total   =", total(vals, {"fn": unravel, "letter": "B", "scale": 1.0}))
-    print("again   =", total(vals, {"scale": 1.0, "letter": "B", "fn": unravel}), "(an equal config, other order)")
+    print("again   =", total(vals, {"fn": unravel, "letter": "B", "scale": 1.0}), "(an equal config, a new dict)")
     print("traces  =", total.trace_count, total.cache_info())
     print("changed =", total(vals, {"fn": unravel, "letter": "B", "scale": 2.0}))
     print("traces  =", total.trace_count)

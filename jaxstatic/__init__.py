@@ -1,5 +1,18 @@
 """jaxstatic: declare JAX static arguments in the signature, freeze static containers, explain every retrace."""
 
+from ._ad import (
+    CheckpointFunction as CheckpointFunction,
+    CustomJVPFunction as CustomJVPFunction,
+    CustomVJPFunction as CustomVJPFunction,
+    GradFunction as GradFunction,
+    ValueAndGradFunction as ValueAndGradFunction,
+    checkpoint as checkpoint,
+    custom_jvp as custom_jvp,
+    custom_vjp as custom_vjp,
+    grad as grad,
+    remat as remat,
+    value_and_grad as value_and_grad,
+)
 from ._annotations import (
     NODIFF as NODIFF,
     STATIC as STATIC,
@@ -10,17 +23,24 @@ from ._annotations import (
 )
 from ._aot import Compiled as Compiled, Lowered as Lowered
 from ._core import BoundMethod as BoundMethod, StaticFunction as StaticFunction
+from ._dataclass import dataclass as dataclass, field as field
 from ._errors import (
     AnnotationError as AnnotationError,
+    HiddenStaticWarning as HiddenStaticWarning,
     JaxstaticError as JaxstaticError,
+    MissingArgumentError as MissingArgumentError,
     NonArrayArgumentError as NonArrayArgumentError,
     NonStaticValueError as NonStaticValueError,
     OptionError as OptionError,
     RetraceError as RetraceError,
+    RuleError as RuleError,
     StaticMismatchError as StaticMismatchError,
 )
 from ._jit import JitFunction as JitFunction, jit as jit
+from ._pmap import PmapFunction as PmapFunction, pmap as pmap
+from ._shard_map import ShardMapFunction as ShardMapFunction, shard_map as shard_map
 from ._stats import CacheInfo as CacheInfo, Retrace as Retrace, trace_report as trace_report
+from ._vmap_pmap import VmapFunction as VmapFunction, vmap as vmap
 
 __all__ = [
     "NODIFF",
@@ -28,21 +48,43 @@ __all__ = [
     "BoundMethod",
     "AnnotationError",
     "CacheInfo",
+    "CheckpointFunction",
     "Compiled",
+    "HiddenStaticWarning",
+    "CustomJVPFunction",
+    "CustomVJPFunction",
+    "GradFunction",
     "JaxstaticError",
     "JitFunction",
     "Lowered",
+    "MissingArgumentError",
     "NonArrayArgumentError",
     "NoDiff",
     "NonStaticValueError",
     "OptionError",
+    "PmapFunction",
     "Retrace",
     "RetraceError",
+    "RuleError",
+    "ShardMapFunction",
     "Static",
     "StaticFunction",
     "StaticMismatchError",
+    "ValueAndGradFunction",
+    "checkpoint",
+    "custom_jvp",
+    "custom_vjp",
+    "grad",
+    "VmapFunction",
+    "dataclass",
+    "field",
     "jit",
+    "remat",
+    "pmap",
+    "shard_map",
     "static_argnames",
     "static_argnums",
     "trace_report",
+    "value_and_grad",
+    "vmap",
 ]

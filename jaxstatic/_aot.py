@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from . import _freeze
+from . import _explain
 from ._codegen import static_keys
 from ._errors import StaticMismatchError
 from ._plan import Plan
@@ -20,7 +20,7 @@ def _mismatch(function: str, compiled_for: Plan, compiled_key: Any, plan: Plan, 
     if compiled_for.variant != plan.variant:
         changes.append(f"arguments given: {list(compiled_for.variant)} -> {list(plan.variant)}")
     for (label, _), old, new in zip(plan.statics, static_keys(compiled_key), static_keys(key)):
-        changes.extend(_freeze.diff(label, old, new))
+        changes.extend(_explain.diff(label, old, new))
     return StaticMismatchError(
         f"{function}() was compiled ahead of time for other static arguments: {'; '.join(changes)}. "
         f"Lower and compile again for these values (or call {function} itself, which compiles on demand)."

@@ -29,8 +29,8 @@ from typing import Any, ClassVar, Concatenate, Generic, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec, Self
 
-from . import _codegen, _explain, _freeze, _options, _stats
-from ._errors import AnnotationError, NonArrayArgumentError
+from . import _codegen, _explain, _freeze, _hidden, _options, _stats
+from ._errors import AnnotationError, NonArrayArgumentError, non_static_error
 from ._plan import Layout, Plan
 
 _P = ParamSpec("_P")
@@ -80,7 +80,12 @@ class StaticFunction(Generic[_P, _R]):
     def __init__(self, fn: Callable[_P, _R], options: dict[str, Any], *, max_traces: int | None = None,
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
         fn = _options.check_callable(fn, f"jaxstatic.{self._transform}")
-        functools.update_wrapper(self, fn)
+        # The wrapped function's attributes, but never over this transform's own options, set before this call:
+        # update_wrapper's plain __dict__ update let an inner transform's options replace an outer one's
+        # (js.grad(js.grad(f, argnums=0), argnums=1) differentiated by argnums=0 twice).
+        functools.update_wrapper(self, fn, updated=())
+        for name, value in getattr(fn, "__dict__", {}).items():
+            self.__dict__.setdefault(name, value)
         self._fn = fn
         self._function = _options.display_name(fn)
         self._options = dict(options)
@@ -220,7 +225,7 @@ class StaticFunction(Generic[_P, _R]):
                 try:
                     key = freeze(value)
                 except _freeze.Unfreezable:
-                    raise _freeze.non_static_error(function, plan.statics[j][0], value) from None
+                    raise non_static_error(function, plan.statics[j][0], value) from None
                 pair = _codegen.to_pair(key)
                 if pair[0] is _codegen.FROZEN:
                     memo.put(value, pair)
@@ -231,7 +236,9 @@ class StaticFunction(Generic[_P, _R]):
     # -- misses and faults -----------------------------------------------------------------------------------
 
     def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if jit_disabled():  # jax.disable_jit(): run eagerly; not a trace, nothing cached
+        # jax.disable_jit() runs the compiling transforms (those that count traces) eagerly, not a trace, nothing
+        # cached; grad, vmap and the others keep their meaning, as JAX's do.
+        if self._counts_traces and jit_disabled():
             return self._fn(*args, **kwargs)
         me = threading.get_ident()
         while True:
@@ -240,7 +247,11 @@ class StaticFunction(Generic[_P, _R]):
                 flight = self._inflight.get(key) if program is None else None
                 if program is None and flight is None:
                     slot = Slot(key)
-                    program = self._build(plan, self._body(plan, slot), slot)
+                    try:
+                        program = self._build(plan, self._body(plan, slot), slot)
+                    except BaseException:  # a call the transform refuses (grad of a missing argument): no hit
+                        self._failed(plan, args, kwargs)
+                        raise
                     flight = self._inflight[key] = _InFlight(me, program, slot)
                     break
             if program is not None:  # another thread finished it meanwhile
@@ -260,6 +271,7 @@ class StaticFunction(Generic[_P, _R]):
         with self._lock:
             del self._inflight[key]
             self._insert(key, flight.program, flight.slot)
+            self._stats.builds += not self._counts_traces  # a miss, for transforms whose traces a jit counts
         flight.done.set()
         return result
 
@@ -325,6 +337,7 @@ class StaticFunction(Generic[_P, _R]):
     def _body(self, plan: Plan, slot: Slot) -> Callable[..., Any]:
         """The function JAX traces for one static key: it rebuilds the user's call from the dynamic values."""
         layout, fn, stats, key = plan.layout, self._fn, self._stats, slot.key
+        call = _hidden.explaining(fn, layout.static)  # fn itself, unless a decorator hides Static parameters
         params = layout.signature.parameters
         named = [n for n in plan.variant if params[n].kind not in (params[n].VAR_POSITIONAL, params[n].VAR_KEYWORD)]
         varpos = next((n for n in plan.variant if params[n].kind is params[n].VAR_POSITIONAL), None)
@@ -341,7 +354,7 @@ class StaticFunction(Generic[_P, _R]):
                 dynamic[varkw] = dynkw
             call_args, call_kwargs = layout.assemble(dynamic, statics)
             if not counts or jit_disabled():
-                return fn(*call_args, **call_kwargs)
+                return call(*call_args, **call_kwargs)
             signature: dict[str, _explain.DynamicSig | _explain.StaticSig] = {
                 **{n: _explain.StaticSig(k) for n, k in zip(labels, _codegen.static_keys(key))},
                 **{n: _explain.dynamic_sig(v) for n, v in dynamic.items()},
@@ -349,7 +362,7 @@ class StaticFunction(Generic[_P, _R]):
             record = stats.begin_trace(signature, self._why_again(key))
             ok = False
             try:
-                out = fn(*call_args, **call_kwargs)
+                out = call(*call_args, **call_kwargs)
                 ok = True
                 return out
             finally:

@@ -1,9 +1,20 @@
-"""Exception classes and the builders of their messages. Each is a ``TypeError`` (or ``RuntimeError``) subclass,
-exported from ``jaxstatic``."""
+"""Exception classes and the builders of their messages. Each class is a ``TypeError`` (or ``RuntimeError``)
+subclass, exported from ``jaxstatic`` (``HiddenStaticWarning`` is a ``UserWarning``); each message names the function,
+the parameter, the path inside the value, what was found and the fix."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+import jax
+import numpy as np
+
+from . import _freeze, _keys
 
 
 class JaxstaticError(Exception):
@@ -35,8 +46,23 @@ class OptionError(JaxstaticError, TypeError):
     does not fit the function; raised when the transform is applied, not at the first call."""
 
 
+class HiddenStaticWarning(UserWarning):
+    """A decorator below a jaxstatic transform hides the ``Static`` parameters of the function it wraps, so they
+    are traced as arrays. ``warnings.filterwarnings("error", category=HiddenStaticWarning)`` makes it an error."""
+
+
+class MissingArgumentError(JaxstaticError, TypeError):
+    """A call left to its default a parameter that the transform needs as an argument (the one ``grad``
+    differentiates)."""
+
+
+class RuleError(JaxstaticError, TypeError):
+    """A ``custom_vjp``/``custom_jvp`` rule is missing, or does not fit the function it differentiates (its
+    signature, or the cotangents it returns)."""
+
+
 for _cls in (JaxstaticError, AnnotationError, NonStaticValueError, NonArrayArgumentError, StaticMismatchError,
-             RetraceError, OptionError):
+             RetraceError, OptionError, MissingArgumentError, RuleError, HiddenStaticWarning):
     _cls.__module__ = "jaxstatic"
 del _cls
 
@@ -63,3 +89,240 @@ def unknown_options_error(transform: str, function: str, unknown: set[str], know
     hints = "".join(f" (did you mean {c[0]!r} for {u!r}?)" for u, c in close.items() if c)
     return OptionError(f"jaxstatic.{transform}({function}): unknown option(s) {sorted(unknown)}{hints}; it accepts "
                        f"{sorted(known)}.")
+
+
+def non_static_error(function: str, param: str, value: Any) -> NonStaticValueError:
+    """The error a user sees when ``value`` is bound to the Static parameter ``param`` of ``function``."""
+    culprit = find_unfreezable(value)
+    where = param + culprit.path
+    if culprit.cycle_to is not None:
+        return NonStaticValueError(
+            f"{function}(): parameter {param!r} is Static, but {where} is {param}{culprit.cycle_to} itself: a value "
+            "that contains itself has no finite key, so it cannot be static. Break the cycle (refer to the "
+            "container by a name or an index), or pass it through a parameter that is not Static."
+        )
+    leaf = culprit.leaf
+    return NonStaticValueError(
+        f"{function}(): parameter {param!r} is Static, but {where} is a {_freeze.type_name(leaf)}, which cannot be "
+        f"static: {why_not_static(leaf)}. {_static_fix(leaf)}"
+    )
+
+
+def check_static(function: str, param: str, value: Any) -> Any:
+    """``freeze(value)``, raising the user-facing error."""
+    try:
+        return _freeze.freeze(value)
+    except _freeze.Unfreezable:
+        raise non_static_error(function, param, value) from None
+
+
+def why_not_static(leaf: Any) -> str:
+    if isinstance(leaf, jax.core.Tracer):
+        return "it is traced by an enclosing transformation, so its value is only known at run time"
+    if isinstance(leaf, jax.Array):
+        return "a jax.Array is not hashable, and its value is only known at run time"
+    if isinstance(leaf, np.ndarray):
+        return "a numpy array is not hashable, since its contents can change in place"
+    if getattr(type(leaf), "__hash__", None) is None:
+        params = getattr(type(leaf), "__dataclass_params__", None)
+        if params is not None and not params.frozen:
+            return "it is a dataclass with eq=True and frozen=False, so Python sets its __hash__ to None"
+        return "its class sets __hash__ = None"
+    try:
+        hash(leaf)
+    except Exception as err:
+        return f"hashing it fails ({err})"
+    return "it cannot be frozen"
+
+
+def _static_fix(leaf: Any) -> str:
+    if isinstance(leaf, jax.core.Tracer):
+        return "Pass it through a parameter that is not Static."
+    if _freeze.is_array(leaf):
+        if np.ndim(leaf) == 0:
+            return ("Pass it through a parameter that is not Static, or, if it truly is a constant, pass a Python "
+                    "scalar instead (int(x), float(x) or x.item()).")
+        return ("Pass it through a parameter that is not Static, or, if it truly is a constant, convert it to a "
+                "tuple (tuple(x.tolist())).")
+    params = getattr(type(leaf), "__dataclass_params__", None)
+    if params is not None and not params.frozen:
+        return "Make it hashable with @dataclass(frozen=True), or pass it through a parameter that is not Static."
+    return ("Make it hashable (define __hash__ and __eq__, or use a tuple/frozen dataclass), or pass it through a "
+            "parameter that is not Static.")
+
+
+def non_array_error(function: str, param: str, where: str, leaf: object,
+                    in_var_keyword: bool) -> NonArrayArgumentError:
+    """The error for a value JAX cannot trace (``leaf``, at ``where``) given to the non-Static parameter ``param``.
+
+    Inside a dynamic ``**kwargs`` the fix is a parameter of its own: marking ``**kwargs`` Static would make the
+    arrays passed beside it static too.
+    """
+    found = f"{where} is a {_freeze.type_name(leaf)}"
+    if not in_var_keyword:
+        return NonArrayArgumentError(
+            f"{function}(): parameter {param!r} is not Static, so its value is traced as an array, but {found}. "
+            f"Mark it static where it is declared ({param}: Static[...]), or pass an array."
+        )
+    match = re.match(r"\[(['\"])(.+?)\1\]", where[len(param):]) if where.startswith(param) else None
+    name = match.group(2) if match else where
+    return NonArrayArgumentError(
+        f"{function}(): parameter {param!r} collects extra keyword arguments and is not Static, so they are traced "
+        f"as arrays, but {found}. Declare {name} as a parameter of its own, marked Static ({name}: Static[...]), "
+        f"rather than marking **{param} Static, which would make the arrays passed beside it static too; or pass an "
+        "array."
+    )
+
+
+# -- finding what cannot be static: the value walked again, this time with paths
+
+
+@dataclasses.dataclass(frozen=True)
+class Culprit:
+    path: str  # inside the value, as errors print it: "['weights'][0]"
+    leaf: Any
+    cycle_to: str | None = None  # the path of the container that ``leaf`` is (a value that contains itself)
+
+
+def find_unfreezable(value: Any) -> Culprit:
+    """The first part of ``value`` that cannot be static, depth first (explicit stack, cycles detected)."""
+    open_paths: dict[int, str] = {}
+    stack: list[tuple[Iterator[tuple[str, Any]], int | None]] = [(iter((("", value),)), None)]
+    while stack:
+        it, _ = stack[-1]
+        for path, child in it:
+            steps = _steps(child)
+            if steps is None:
+                try:
+                    _freeze.freeze(child)
+                except _freeze.Unfreezable:
+                    return Culprit(path, child)
+                continue
+            if id(child) in open_paths:
+                return Culprit(path, child, open_paths[id(child)])
+            open_paths[id(child)] = path
+            stack.append((_under(path, steps), id(child)))
+            break
+        else:
+            vid = stack.pop()[1]
+            if vid is not None:
+                del open_paths[vid]
+    return Culprit("", value)
+
+
+def _under(path: str, steps: list[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
+    return ((path + step, child) for step, child in steps)
+
+
+def _steps(value: Any) -> list[tuple[str, Any]] | None:
+    """A container's children with the path step to each (keys and set items add none), or None for a leaf."""
+    t = type(value)
+    how, extra = (_freeze.CONTAINER, t) if t in (dict, list, tuple, set, frozenset) else _freeze.class_info(t)
+    if t is slice:
+        return [(".start", value.start), (".stop", value.stop), (".step", value.step)]
+    if how is _freeze.RECORD:
+        try:
+            hash(value)
+        except TypeError:
+            return None
+        return [(f".{name}", getattr(value, name)) for name in extra]
+    if how is not _freeze.CONTAINER:
+        return None
+    steps: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        if isinstance(value, defaultdict):
+            steps.append((".default_factory", value.default_factory))
+        for k, v in value.items():
+            steps += [("", k), (f"[{_keys.safe_repr(k)}]", v)]
+    elif isinstance(value, (list, tuple)):
+        steps += [(f"[{i}]", v) for i, v in enumerate(value)]
+    else:
+        steps += [("", v) for v in value]
+    attrs = getattr(value, "__dict__", None) or {}
+    return steps + [(f".{name}", v) for name, v in attrs.items()]
+
+
+def hidden_static_message(transform: str, inner: str, params: tuple[str, ...], decorators: tuple[str, ...],
+                          wrapper: str, class_based: bool) -> str:
+    """``jaxstatic.jit cannot see the Static parameter 'n' of g: decorator log_calls hides it behind
+    log_calls.<locals>.wrapper(*args, **kwargs), which has no __wrapped__, so 'n' is traced as an array. ...``"""
+    names, one = ", ".join(map(repr, params)), len(params) == 1
+    return (f"{transform} cannot see the Static parameter{'' if one else 's'} {names} of {inner}: "
+            f"{_hiders(decorators)} {'it' if one else 'them'} behind {wrapper}, which has no __wrapped__, "
+            f"so {names} {'is' if one else 'are'} traced as {'an array' if one else 'arrays'}. "
+            f"{_hidden_fix(transform, decorators, class_based)}")
+
+
+def hidden_static_note(transform: str, inner: str, params: tuple[str, ...], decorators: tuple[str, ...],
+                       class_based: bool) -> str:
+    """The note on JAX's tracer errors: ``'n' is declared Static in g, but decorator log_calls hides it, ...``"""
+    names, one = ", ".join(map(repr, params)), len(params) == 1
+    return (f"{names} {'is' if one else 'are'} declared Static in {inner}, but {_hiders(decorators)} "
+            f"{'it' if one else 'them'}, so {transform} traced {'it as an array' if one else 'them as arrays'}. "
+            f"{_hidden_fix(transform, decorators, class_based)}")
+
+
+def _hiders(decorators: tuple[str, ...]) -> str:
+    if len(decorators) == 1:
+        return f"decorator {decorators[0]} hides"
+    return f"decorators {', '.join(decorators)} hide"
+
+
+def _hidden_fix(transform: str, decorators: tuple[str, ...], class_based: bool) -> str:
+    each = "the wrapper" if len(decorators) == 1 else "each wrapper"
+    in_class = " (functools.update_wrapper(self, fn) in a class)" if class_based else ""
+    return f"Decorate {each} with @functools.wraps(fn){in_class}, or apply {transform} below @{decorators[-1]}."
+def missing_argument_error(transform: str, function: str, name: str) -> MissingArgumentError:
+    """``loss(): jaxstatic.grad differentiates 'params', but this call leaves it to its default ...``"""
+    return MissingArgumentError(
+        f"{function}(): jaxstatic.{transform} differentiates parameter {name!r}, but this call leaves it to its "
+        f"default. Pass {name} in the call, or differentiate another parameter (argnums/argnames)."
+    )
+
+
+def missing_rule_error(transform: str, function: str, define: str) -> RuleError:
+    return RuleError(f"{function}(): jaxstatic.{transform} has no rule yet. Call {function}.{define} before calling "
+                     "it, as with jax." + transform + ".")
+
+
+def rule_not_callable_error(transform: str, function: str, rule: str, value: object) -> RuleError:
+    return RuleError(f"jaxstatic.{transform} of {function}: its {rule} rule is {value!r} (a "
+                     f"{type(value).__qualname__}), not a function. Pass a function.")
+
+
+def rule_signature_error(transform: str, function: str, rule: str, signature: str, call: str, why: str,
+                         fix: str) -> RuleError:
+    """``jaxstatic.custom_vjp of loss: its bwd rule bwd(res, g) does not fit the call bwd(cfg, residuals, g) (too
+    many positional arguments). bwd takes the Static and NoDiff parameters first ('cfg', in signature order) ...``"""
+    return RuleError(f"jaxstatic.{transform} of {function}: its {rule} rule {signature} does not fit the call "
+                     f"{call} ({why}). {fix}")
+
+
+def rule_output_error(transform: str, function: str, rule: str, got: str, expected: str) -> RuleError:
+    """``jaxstatic.custom_vjp of loss: its bwd rule returned a tuple of 3, but loss has 2 differentiable ...``"""
+    return RuleError(f"jaxstatic.{transform} of {function}: its {rule} rule returned {got}, but {expected}.")
+# ---------------------------------------------------------------------------------------------------------------
+# Message builders for jaxstatic.dataclass.
+
+
+def static_field_message(owner: str, field: str, where: str, found: str, reason: str, when: str = "") -> str:
+    """``MLP(): field 'activation' is Static, but MLP.activation['w'] is a jax.Array ...``"""
+    return (
+        f"{owner}(): field {field!r} is Static, but {where} is a {found}{when}, which cannot be static: {reason}. "
+        "Drop Static[...] from the field to make it a traced child, or store a static-hashable value there "
+        "(hashable, or a builtin container of hashable values)."
+    )
+
+
+def unhashable_instance_message(owner: str, where: str, found: str, mutable: bool = False) -> str:
+    """Why a jaxstatic dataclass instance has no hash (an array in it, or a static container that can change in
+    place), and what to do instead."""
+    if mutable:
+        return (f"unhashable {owner}: {where} is a {found}, which can change in place, so the instance has no fixed "
+                "hash and cannot be a static value. Store a tuple or frozenset there, or pass the instance to a "
+                "parameter that is not Static.")
+    return (
+        f"unhashable {owner}: {where} is a {found}. An instance holding arrays is a pytree: it compares by value "
+        "but has no hash, so it cannot be a static value. Pass it to a parameter that is not Static, where its "
+        "arrays are traced and its Static fields still select the program."
+    )

@@ -1,19 +1,38 @@
 """Explaining retraces: what a compiled program depends on, and how two traces differ, per parameter.
 
 A trace's *signature* maps each parameter to what the compiled program depends on: the frozen key of a static
-value, or the shapes, dtypes and pytree structure of a dynamic one. A retrace is explained by comparing its signature
-with the most similar earlier one, parameter by parameter, so the blame lands on the parameter that changed.
+value, or, for a dynamic one, its pytree structure and each leaf's shape, dtype, weak type and sharding (and, for
+concrete arrays, whether they are committed to devices): every reason ``jax.jit`` traces again. A retrace is explained
+by comparing its signature with the most similar earlier one, parameter by parameter, so the blame lands on the
+parameter that changed.
+
+Explaining never breaks a call and its cost is bounded: choosing the most similar trace costs one equality test per
+parameter and earlier trace, whatever the number of retraces; only the chosen one is put in words (``_keytext``).
+Anything that fails while explaining (a user ``__eq__`` or ``__repr__`` that raises) gives a plainer explanation.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 
-from . import _freeze
+from . import _tree_diff
+from ._freeze import shaped
+from ._keys import safe_repr
+from ._keytext import describe as describe, diff as diff
+
+
+class LeafSig(NamedTuple):
+    """One leaf of a dynamic argument, as far as compiling depends on it."""
+
+    path: str  # inside the argument: "['w']"
+    aval: str  # "float32[3]", "float32[] (weak type)", or the type name of a leaf that is not an array
+    sharding: str | None  # "P('d',) over mesh d=4 (Explicit)"; None without a mesh
+    placement: str | None  # concrete arrays only: "committed to TFRT_CPU_1", "uncommitted"; None when unknown
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,7 +40,7 @@ class DynamicSig:
     """What a dynamic argument contributes to a compiled program: its pytree structure and leaf types."""
 
     treedef: Any
-    leaves: tuple[tuple[str, str], ...]  # (path inside the argument, "float32[3]")
+    leaves: tuple[LeafSig, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,49 +50,137 @@ class StaticSig:
 
 Signature = Mapping[str, "DynamicSig | StaticSig"]
 
+NOTHING_SEEN = ("no argument changed in shape, dtype, weak type, pytree structure, sharding, committedness or static "
+                "value: JAX traced again for a reason outside the arguments (a jax.config setting or context "
+                "changed, or JAX dropped the program from its own caches)")
+"""Why a retrace happened when ``blame`` finds no difference and the caller knows no better reason."""
+
+
+def dynamic_sig(value: Any) -> DynamicSig:
+    """The signature of a dynamic argument: from tracers inside a trace, or from the concrete arguments."""
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(value)
+    return DynamicSig(treedef, tuple(_leaf_sig(jax.tree_util.keystr(p), x) for p, x in leaves))
+
+
+def _leaf_sig(path: str, leaf: Any) -> LeafSig:
+    try:
+        aval = leaf.aval if isinstance(leaf, jax.core.Tracer) else jax.typeof(leaf)
+    except Exception:
+        return LeafSig(path, type(leaf).__name__, None, None)
+    if not hasattr(aval, "dtype"):
+        return LeafSig(path, type(leaf).__name__, None, None)
+    return LeafSig(path, aval_str(aval), _sharding_text(aval), _placement(leaf))
+
 
 def aval_str(leaf: Any) -> str:
     """``float32[3]``, with ``(weak type)`` for Python scalars: what a dynamic leaf compiles for."""
     aval = getattr(leaf, "aval", leaf)
     if not hasattr(aval, "dtype"):
         return type(leaf).__name__
-    text = _freeze.shaped(aval)
+    text = shaped(aval)
     return text + " (weak type)" if getattr(aval, "weak_type", False) else text
 
 
-def dynamic_sig(value: Any) -> DynamicSig:
-    leaves, treedef = jax.tree_util.tree_flatten_with_path(value)
-    return DynamicSig(treedef, tuple((jax.tree_util.keystr(p), aval_str(x)) for p, x in leaves))
+def _sharding_text(aval: Any) -> str | None:
+    sharding: Any = getattr(aval, "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    if mesh is None or getattr(mesh, "empty", True):
+        return None
+    axes = ", ".join(f"{name}={size}" for name, size in mesh.shape.items())
+    kinds = ", ".join(getattr(k, "name", str(k)) for k in getattr(mesh, "axis_types", ()))
+    return f"{sharding.spec} over mesh {axes} ({kinds})"
+
+
+def _placement(leaf: Any) -> str | None:
+    if not isinstance(leaf, jax.Array) or isinstance(leaf, jax.core.Tracer):
+        return None
+    try:
+        if not leaf.committed:
+            return "uncommitted"
+        devices = leaf.sharding.device_set
+        return f"committed to {next(iter(devices))}" if len(devices) == 1 else f"committed to {len(devices)} devices"
+    except Exception:
+        return None
+
+
+def _leaf_differs(a: LeafSig, b: LeafSig) -> bool:
+    return (a.path != b.path or a.aval != b.aval or a.sharding != b.sharding
+            or (None not in (a.placement, b.placement) and a.placement != b.placement))
 
 
 def _diff_param(label: str, old: DynamicSig | StaticSig, new: DynamicSig | StaticSig) -> list[str]:
     if isinstance(old, StaticSig) and isinstance(new, StaticSig):
-        return _freeze.diff(label, old.key, new.key)
+        return diff(label, old.key, new.key)
     if isinstance(old, DynamicSig) and isinstance(new, DynamicSig):
-        if old.treedef != new.treedef:
-            return [f"{label}: pytree structure {old.treedef} -> {new.treedef}"]
-        return [f"{label}{p}: {a} -> {b}" for (p, a), (_, b) in zip(old.leaves, new.leaves) if a != b]
+        if old.treedef != new.treedef:  # a jaxstatic.dataclass's static fields are named one by one
+            return (_tree_diff.treedef_changes(label, old.treedef, new.treedef)
+                    or [f"{label}: pytree structure {safe_repr(old.treedef, 120)} -> {safe_repr(new.treedef, 120)}"])
+        return [_leaf_change_text(label + a.path, a, b) for a, b in zip(old.leaves, new.leaves) if _leaf_differs(a, b)]
     return [f"{label}: static/dynamic split changed"]
 
 
+def _leaf_change_text(where: str, a: LeafSig, b: LeafSig) -> str:
+    if a.aval != b.aval:
+        return f"{where}: {a.aval} -> {b.aval}"
+    if a.sharding != b.sharding:
+        return f"{where}: sharding {a.sharding or 'none (no mesh)'} -> {b.sharding or 'none (no mesh)'}"
+    return f"{where}: {a.placement} -> {b.placement}"
+
+
 def explain(old: Signature, new: Signature) -> list[str]:
-    """Per-parameter differences between two signatures."""
+    """Per-parameter differences between two signatures (empty when nothing visible differs)."""
     out: list[str] = []
     for label in new:
         if label not in old:
             out.append(f"{label}: now given (was absent)")
-        elif old[label] != new[label]:
-            out.extend(_diff_param(label, old[label], new[label]) or [f"{label}: changed"])
+        elif not _same(old[label], new[label]):
+            out.extend(_diff_param(label, old[label], new[label]))
     out.extend(f"{label}: now absent (was given)" for label in old if label not in new)
     return out
 
 
-def _distance(changes: list[str]) -> int:
-    """How far apart two traces are: a changed pytree structure counts more than a changed leaf."""
-    return sum(2 if " pytree structure " in c else 1 for c in changes)
+def _same(a: object, b: object) -> bool:
+    """``a == b`` for signatures, false when a user ``__eq__`` inside raises or answers something not a bool."""
+    try:
+        return a is b or (a == b) is True
+    except Exception:
+        return False
+
+
+def _distance(new: Signature, old: Signature) -> int:
+    """How far apart two traces are, from equality tests alone: a changed leaf or static value counts 1, a changed
+    pytree structure or an argument given or left out counts 2."""
+    far = 0
+    for label in new.keys() | old.keys():
+        a, b = old.get(label), new.get(label)
+        if a is None or b is None:
+            far += 2
+        elif _same(a, b):
+            continue
+        elif isinstance(a, DynamicSig) and isinstance(b, DynamicSig) and a.treedef == b.treedef:
+            far += sum(map(_leaf_differs, a.leaves, b.leaves))
+        else:
+            far += 2 if isinstance(a, DynamicSig) else 1
+    return far
 
 
 def blame(history: list[Signature], signature: Signature) -> list[str]:
-    """The differences from the most similar earlier signature (the latest among equals)."""
-    diffs = [explain(old, signature) for old in reversed(history)]
-    return min(diffs, key=_distance)
+    """The differences from the most similar earlier signature (the latest among equals), in words; empty when no
+    difference can be seen (the caller says why: ``NOTHING_SEEN``, or a reason it knows, such as an eviction).
+
+    Never raises: when explaining fails, the parameters that changed are named without detail.
+    """
+    try:
+        nearest = min(reversed(history), key=functools.partial(_distance, signature))
+        return explain(nearest, signature)
+    except Exception:
+        return _plain(history, signature)
+
+
+def _plain(history: list[Signature], signature: Signature) -> list[str]:
+    try:
+        last = history[-1]
+        changed = [label for label in signature if label not in last or not _same(last[label], signature[label])]
+        return [f"{label}: changed (jaxstatic could not say how)" for label in changed]
+    except Exception:
+        return ["the arguments changed (jaxstatic could not say how)"]

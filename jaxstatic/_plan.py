@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import _hidden
 from ._annotations import find_static_params
 
 _Kind = inspect.Parameter
@@ -73,6 +74,7 @@ class Layout:
                 p.kind is _Kind.VAR_KEYWORD and params.var_keyword
             ):
                 static.add(p.name)
+        _hidden.warn_if_hidden(fn, static)
         return cls(function, signature, frozenset(static), params.nodiff - static)
 
     @property

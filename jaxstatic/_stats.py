@@ -71,6 +71,7 @@ class TraceStats:
         self.calls = itertools.count()  # next() is atomic under the GIL: the hot path takes no lock
         self.failures = itertools.count()
         self.traces = 0
+        self.builds = 0  # programs built by a transform that leaves counting traces to a jit (vmap, grad)
         self.running = 0  # traces begun and not yet ended (nested or concurrent)
         self.evictions = 0
         self.currsize: Callable[[], int] = lambda: 0
@@ -112,8 +113,8 @@ class TraceStats:
         # itertools.count has no peek: read its repr, which is exact and takes no lock.
         calls, failures = int(repr(self.calls)[6:-1]), int(repr(self.failures)[6:-1])
         with self.lock:
-            hits = max(calls - failures - self.traces, 0)
-            return CacheInfo(hits, self.traces, self.maxsize, self.currsize(), self.evictions)
+            misses = self.traces + self.builds
+            return CacheInfo(max(calls - failures - misses, 0), misses, self.maxsize, self.currsize(), self.evictions)
 
     def cleared(self) -> None:
         """After ``clear_cache()``: the signatures held static values too, so they go with the programs."""

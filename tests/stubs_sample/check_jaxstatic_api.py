@@ -85,3 +85,48 @@ def handle(error: js.JaxstaticError) -> tuple[type[TypeError], ...]:
 
 
 retrace_error: type[RuntimeError] = js.RetraceError
+
+# js.vmap keeps the signature, so calls are checked and it composes with js.jit either way round.
+vmapped = js.vmap(scale, in_axes=(0, None))
+as_vmapped: js.VmapFunction[[jax.Array, int], jax.Array] = vmapped
+assert_type(vmapped(x, 2), jax.Array)
+vmapped(x, "2")  # type: ignore
+assert_type(js.jit(js.vmap(scale))(x, 2), jax.Array)
+assert_type(js.vmap(js.jit(scale))(x, n=2), jax.Array)
+
+
+@js.vmap(in_axes={"x": 0})
+def shifted(x: jax.Array, by: js.Static[float] = 1.0) -> jax.Array:
+    return x + by
+
+
+assert_type(shifted(x), jax.Array)
+assert_type(shifted.cache_info(), js.CacheInfo)
+
+# jaxstatic.dataclass: type checkers read the constructor without the plugin (dataclass_transform), frozen default.
+@js.dataclass
+class Layer:
+    w: jax.Array
+    activation: js.Static[Callable[[jax.Array], jax.Array]]
+    scale: js.Static[float] = 1.0
+    tags: js.Static[tuple[str, ...]] = js.field(default_factory=tuple)
+    bias: jax.Array = js.field(default=x, converter=jnp.asarray)
+
+
+layer = Layer(x, jnp.tanh)
+assert_type(layer.scale, float)
+assert_type(layer.tags, tuple[str, ...])
+Layer(x, jnp.tanh, 2.0, ("a",), bias=x)
+Layer(x)  # type: ignore
+Layer(x, jnp.tanh, scale="big")  # type: ignore
+layer.scale = 2.0  # type: ignore
+
+
+@js.dataclass(frozen=False, kw_only=True)
+class Settable:
+    w: jax.Array
+
+
+settable = Settable(w=x)
+settable.w = x
+Settable(x)  # type: ignore

@@ -1,0 +1,243 @@
+"""``grad``, ``value_and_grad``, ``checkpoint``/``remat``, ``custom_vjp`` and ``custom_jvp``: JAX's autodiff
+transforms with static parameters declared by ``Static[...]`` and undifferentiated ones by ``NoDiff[...]``.
+
+Design: as for ``jit``, one JAX program per frozen static key (``_core``), each JAX's own transform of a body whose
+static values are fixed. Static values never reach JAX, so they need not be hashable, and ``argnums`` never has to
+count around them: options naming parameters are resolved to names at decoration and re-indexed, by name, onto each
+program's arguments. None of these transforms counts traces: under ``js.jit`` the jit counts them, once per static
+value; alone, JAX's transform runs on every call (as ``jax.grad`` does), but the program of equal static values is
+built once. Cost on a cache hit under ``js.jit``: none, since the jit's program holds the whole transform.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, overload
+
+import jax
+from typing_extensions import ParamSpec
+
+from . import _options
+from ._core import Slot, StaticFunction, _is_traceable
+from ._custom import CustomJVPFunction, CustomVJPFunction
+from ._errors import missing_argument_error, option_error
+from ._plan import Layout, Plan
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+class GradFunction(StaticFunction[_P, _R]):
+    """A function differentiated by ``jaxstatic.grad``. Call it like the function it wraps; it returns the gradient
+    with respect to the differentiated parameter(s) (a tuple when ``argnums``/``argnames`` is a sequence)."""
+
+    _transform = "grad"
+    _counts_traces = False
+    _value = False
+
+    def __init__(self, fn: Callable[_P, Any], *, argnums: int | Sequence[int] | None = None,
+                 argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,
+                 allow_int: bool = False) -> None:
+        self._argnums, self._argnames = argnums, argnames
+        self._diff: tuple[str, ...] = ()
+        self._single = True
+        super().__init__(fn, {"has_aux": has_aux, "holomorphic": holomorphic, "allow_int": allow_int})
+
+    def _checks_at_decoration(self) -> bool:
+        return self._argnums is not None or self._argnames is not None
+
+    def _resolve(self, layout: Layout) -> None:
+        """Which parameters are differentiated, by name: ``argnums``/``argnames``, or the first one that is
+        neither Static nor NoDiff; never a Static or NoDiff one."""
+        function, signature = self._function, layout.signature
+        if self._argnums is not None and self._argnames is not None:
+            raise option_error("argnums/argnames", function, f"are both given ({self._argnums!r} and "
+                               f"{self._argnames!r})", "Name the differentiated parameters one way.")
+        if self._argnums is not None:
+            option, self._single = "argnums", isinstance(self._argnums, int)
+            names = _options.names_of_argnums(function, signature, self._argnums, option)
+        elif self._argnames is not None:
+            option, self._single = "argnames", isinstance(self._argnames, str)
+            names = _options.check_argnames(function, signature, self._argnames, option)
+        else:
+            option, names = "argnums", _first_differentiable(layout)
+        _options.check_not_static(function, names, layout.static, option)
+        for name in names:
+            if name in layout.nodiff:
+                raise option_error(option, function, f"names {name!r}, which is NoDiff (traced, never "
+                                   "differentiated)", f"Drop {name!r} from {option}, or remove its NoDiff mark.")
+        self._diff = names
+
+    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+        named = [name for name, src in plan.dynamics if src.kind not in ("varpos", "varkw")]
+        for name in self._diff:
+            if name not in named:
+                raise missing_argument_error(self._transform, self._function, name)
+        argnums = tuple(named.index(name) for name in self._diff)
+        transform = jax.value_and_grad if self._value else jax.grad
+        program = transform(body, argnums=argnums[0] if self._single else argnums, **self._options)
+        return functools.partial(_checked_call, program, frozenset(argnums))
+
+
+class ValueAndGradFunction(GradFunction[_P, _R]):
+    """A function transformed by ``jaxstatic.value_and_grad``: calls return ``(value, gradient)``, and
+    ``((value, aux), gradient)`` with ``has_aux``."""
+
+    _transform = "value_and_grad"
+    _value = True
+
+
+def _first_differentiable(layout: Layout) -> tuple[str, ...]:
+    for name, p in layout.signature.parameters.items():
+        if name not in layout.static and name not in layout.nodiff and p.kind not in _VARIADIC:
+            return (name,)
+    raise option_error("argnums", layout.function, "has no parameter to differentiate by default: every parameter "
+                       "is Static, NoDiff or variadic", "Give argnums/argnames, or leave a parameter unmarked.")
+
+
+def _checked_call(program: Callable[..., Any], diff: frozenset[int], *dyn: Any, **dynkw: Any) -> Any:
+    """JAX's grad leaves the other arguments alone, so a string given to one of them would reach the function; a
+    ``TypeError`` here becomes the same ``NonArrayArgumentError`` as ``js.jit``'s. Cost: one flatten per argument
+    when the program runs, which under ``js.jit`` is at trace time only."""
+    others = [v for i, v in enumerate(dyn) if i not in diff]
+    if not all(map(_is_traceable, jax.tree_util.tree_leaves((others, dynkw)))):
+        raise TypeError("a non-array value given to a dynamic parameter")
+    return program(*dyn, **dynkw)
+
+
+class CheckpointFunction(StaticFunction[_P, _R]):
+    """A function rematerialized by ``jaxstatic.checkpoint``. Call it like the function it wraps."""
+
+    _transform = "checkpoint"
+    _counts_traces = False
+
+    def __init__(self, fn: Callable[_P, _R], *, prevent_cse: bool = True, policy: Callable[..., bool] | None = None,
+                 static_argnums: int | Sequence[int] | None = None,
+                 static_argnames: str | Sequence[str] | None = None) -> None:
+        options: dict[str, Any] = {"prevent_cse": prevent_cse, "policy": policy}
+        if static_argnums is not None:
+            options["static_argnums"] = static_argnums
+        if static_argnames is not None:
+            options["static_argnames"] = static_argnames
+        super().__init__(fn, options)
+
+    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+        return jax.checkpoint(body, **self._options)
+
+
+@overload
+def grad(fn: Callable[_P, Any], /, *, argnums: int | Sequence[int] | None = None,
+         argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False) -> GradFunction[_P, Any]: ...
+@overload
+def grad(fn: None = None, /, *, argnums: int | Sequence[int] | None = None,
+         argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False) -> Callable[[Callable[_P, Any]], GradFunction[_P, Any]]: ...
+def grad(fn: Callable[_P, Any] | None = None, /, *, argnums: int | Sequence[int] | None = None,
+         argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False) -> Any:
+    """``jax.grad`` with ``Static`` parameters passed through untouched and ``NoDiff`` ones never differentiated.
+
+    The differentiated parameters are ``argnums`` (positions, as in ``jax.grad``) or ``argnames`` (names), else the
+    first parameter that is neither ``Static`` nor ``NoDiff``; an int or a name gives one gradient, a sequence a
+    tuple, as in ``jax.grad``. Naming a ``Static`` or ``NoDiff`` parameter, or none, is an ``OptionError`` when
+    ``grad`` is applied. ``has_aux``, ``holomorphic`` and ``allow_int`` are ``jax.grad``'s.
+    """
+    if fn is None:
+        return functools.partial(grad, argnums=argnums, argnames=argnames, has_aux=has_aux, holomorphic=holomorphic,
+                                 allow_int=allow_int)
+    return GradFunction(fn, argnums=argnums, argnames=argnames, has_aux=has_aux, holomorphic=holomorphic,
+                        allow_int=allow_int)
+
+
+@overload
+def value_and_grad(fn: Callable[_P, _R], /, *, argnums: int | Sequence[int] | None = None,
+                   argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False) -> ValueAndGradFunction[_P, tuple[_R, Any]]: ...
+@overload
+def value_and_grad(fn: None = None, /, *, argnums: int | Sequence[int] | None = None,
+                   argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False) -> Callable[[Callable[_P, _R]], ValueAndGradFunction[_P, tuple[_R, Any]]]: ...
+def value_and_grad(fn: Callable[_P, _R] | None = None, /, *, argnums: int | Sequence[int] | None = None,
+                   argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False) -> Any:
+    """``jax.value_and_grad`` with ``Static`` and ``NoDiff`` parameters, as ``jaxstatic.grad``: calls return
+    ``(value, gradient)``."""
+    if fn is None:
+        return functools.partial(value_and_grad, argnums=argnums, argnames=argnames, has_aux=has_aux,
+                                 holomorphic=holomorphic, allow_int=allow_int)
+    return ValueAndGradFunction(fn, argnums=argnums, argnames=argnames, has_aux=has_aux, holomorphic=holomorphic,
+                                allow_int=allow_int)
+
+
+@overload
+def checkpoint(fn: Callable[_P, _R], /, *, prevent_cse: bool = True, policy: Callable[..., bool] | None = None,
+               static_argnums: int | Sequence[int] | None = None,
+               static_argnames: str | Sequence[str] | None = None) -> CheckpointFunction[_P, _R]: ...
+@overload
+def checkpoint(fn: None = None, /, *, prevent_cse: bool = True, policy: Callable[..., bool] | None = None,
+               static_argnums: int | Sequence[int] | None = None, static_argnames: str | Sequence[str] | None = None
+               ) -> Callable[[Callable[_P, _R]], CheckpointFunction[_P, _R]]: ...
+def checkpoint(fn: Callable[_P, _R] | None = None, /, *, prevent_cse: bool = True,
+               policy: Callable[..., bool] | None = None, static_argnums: int | Sequence[int] | None = None,
+               static_argnames: str | Sequence[str] | None = None) -> Any:
+    """``jax.checkpoint`` (``jax.remat``): ``Static`` parameters are its static arguments, closed over per static
+    value, so a dict config works; ``static_argnums``/``static_argnames`` add to them. ``policy`` and
+    ``prevent_cse`` are ``jax.checkpoint``'s."""
+    if fn is None:
+        return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums,
+                                 static_argnames=static_argnames)
+    return CheckpointFunction(fn, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums,
+                              static_argnames=static_argnames)
+
+
+remat = checkpoint
+
+
+@overload
+def custom_vjp(fn: Callable[_P, _R], /, *, nondiff_argnums: int | Sequence[int] = (),
+               nondiff_argnames: str | Sequence[str] = ()) -> CustomVJPFunction[_P, _R]: ...
+@overload
+def custom_vjp(fn: None = None, /, *, nondiff_argnums: int | Sequence[int] = (),
+               nondiff_argnames: str | Sequence[str] = ()) -> Callable[[Callable[_P, _R]], CustomVJPFunction[_P, _R]]: ...
+def custom_vjp(fn: Callable[_P, _R] | None = None, /, *, nondiff_argnums: int | Sequence[int] = (),
+               nondiff_argnames: str | Sequence[str] = ()) -> Any:
+    """``jax.custom_vjp`` whose ``nondiff_argnums`` are the ``Static`` and ``NoDiff`` parameters.
+
+    Static values (``nondiff_argnums``/``nondiff_argnames`` add to them) follow the static-hashable rule, so a dict
+    config works. Rules take JAX's documented positions: ``f.defvjp(fwd, bwd)``, where ``fwd`` takes the same
+    parameters as ``f`` and returns ``(output, residuals)``, and ``bwd(*nondiff, residuals, g)`` takes the Static
+    and NoDiff values in signature order and returns one cotangent per other parameter. NoDiff values are traced:
+    JAX refuses tracers among ``nondiff_argnums``, so jaxstatic passes them as ordinary inputs, carries them to
+    ``bwd`` beside the residuals, and gives them a zero cotangent.
+    """
+    if fn is None:
+        return functools.partial(custom_vjp, nondiff_argnums=nondiff_argnums, nondiff_argnames=nondiff_argnames)
+    return CustomVJPFunction(fn, nondiff_argnums=nondiff_argnums, nondiff_argnames=nondiff_argnames)
+
+
+@overload
+def custom_jvp(fn: Callable[_P, _R], /, *, nondiff_argnums: int | Sequence[int] = (),
+               nondiff_argnames: str | Sequence[str] = ()) -> CustomJVPFunction[_P, _R]: ...
+@overload
+def custom_jvp(fn: None = None, /, *, nondiff_argnums: int | Sequence[int] = (),
+               nondiff_argnames: str | Sequence[str] = ()) -> Callable[[Callable[_P, _R]], CustomJVPFunction[_P, _R]]: ...
+def custom_jvp(fn: Callable[_P, _R] | None = None, /, *, nondiff_argnums: int | Sequence[int] = (),
+               nondiff_argnames: str | Sequence[str] = ()) -> Any:
+    """``jax.custom_jvp`` whose ``nondiff_argnums`` are the ``Static`` and ``NoDiff`` parameters.
+
+    ``f.defjvp(jvp)`` with ``jvp(*nondiff, primals, tangents)``: the Static and NoDiff values in signature order,
+    then tuples of the other parameters' primals and tangents; it returns ``(output, output_tangent)``. NoDiff
+    values are traced; their tangents are dropped, so nothing is differentiated through them.
+    """
+    if fn is None:
+        return functools.partial(custom_jvp, nondiff_argnums=nondiff_argnums, nondiff_argnames=nondiff_argnames)
+    return CustomJVPFunction(fn, nondiff_argnums=nondiff_argnums, nondiff_argnames=nondiff_argnames)
+
+
+__all__ = ["CheckpointFunction", "CustomJVPFunction", "CustomVJPFunction", "GradFunction", "ValueAndGradFunction",
+           "checkpoint", "custom_jvp", "custom_vjp", "grad", "remat", "value_and_grad"]

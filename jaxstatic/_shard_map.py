@@ -1,0 +1,188 @@
+"""``jaxstatic.shard_map``: ``jax.shard_map`` whose ``Static[...]`` parameters are closed over, one program per value.
+
+Design: one program per frozen static key (``_core``), ``jax.jit(jax.shard_map(body, ...))``. The program's
+arguments are the dynamic values alone, so a function or a dict config never meets ``in_specs``; the body reads the
+static values at trace time, as ``jit``'s does. ``in_specs`` is given for the dynamic parameters only and laid onto
+each program's arguments by parameter name.
+
+Why the ``jax.jit`` around it: called outside a ``jit``, ``jax.shard_map`` traces its Python body on every call
+(measured with jax 0.10: three calls, three traces), so equal static values would still retrace. Inside an outer
+``jit`` the inner ``jax.jit`` is inlined into the outer program and costs nothing per call.
+
+JAX's ``shard_map`` and ``pmap`` take positional arguments only, so a call's ``*args`` extras reach them as one tuple
+and its ``**kwargs`` extras as one dict (``packed``): an entry for ``*args`` or ``**kwargs`` is a prefix of that
+tuple or dict, and any number of extras shares one program.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Set
+from typing import Any, TypeVar, overload
+
+import jax
+from jax.sharding import PartitionSpec
+from typing_extensions import ParamSpec
+
+from . import _options
+from ._core import Slot, StaticFunction
+from ._errors import option_error
+from ._plan import Layout, Plan
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+_VARIADIC = ("varpos", "varkw")
+
+
+INFER: Any = inspect.signature(jax.shard_map).parameters["in_specs"].default
+"""``jax.sharding.Infer``, ``jax.shard_map``'s default ``in_specs``, read from its signature (jax 0.10 has no public
+import path for it)."""
+
+
+def packed(plan: Plan, body: Callable[..., Any], transform: Callable[[Callable[..., Any]], Callable[..., Any]],
+           ) -> Callable[..., Any]:
+    """``transform(body)`` as a program taking ``plan``'s dynamic values (``_core``'s calling convention).
+
+    ``transform`` receives a function of the program arguments ``program_names(plan)``: the named dynamic
+    parameters, then the ``*args`` extras as one tuple, then the ``**kwargs`` extras as one dict. Without variadic
+    extras that is ``body`` itself and the program is ``transform(body)``, with no frame added to a call.
+    """
+    named = sum(src.kind not in _VARIADIC for _, src in plan.dynamics)
+    varpos = any(src.kind == "varpos" for _, src in plan.dynamics)
+    varkw = any(src.kind == "varkw" for _, src in plan.dynamics)
+    if not (varpos or varkw):
+        return transform(body)
+
+    def flat(*values: Any) -> Any:
+        extras = values[named] if varpos else ()
+        return body(*values[:named], *extras, **(values[-1] if varkw else {}))
+
+    kind = inspect.Parameter
+    flat.__name__, flat.__qualname__ = body.__name__, body.__qualname__
+    flat.__wrapped__ = body.__wrapped__  # type: ignore[attr-defined]  # JAX's debug info: the user's function
+    flat.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [kind(n, kind.POSITIONAL_OR_KEYWORD) for n in program_names(plan)])
+    mapped = transform(flat)
+
+    def program(*pos: Any, **kw: Any) -> Any:
+        return mapped(*pos[:named], *((pos[named:],) if varpos else ()), *((kw,) if varkw else ()))
+
+    return program
+
+
+def program_names(plan: Plan) -> list[str]:
+    """The parameter names of a packed program's arguments, in order (see ``packed``)."""
+    return [name for name, _ in plan.dynamics]
+
+
+def by_parameter(function: str, layout: Layout, value: tuple[Any, ...] | list[Any] | Mapping[str, Any], option: str,
+                 *, over_all: bool = False) -> dict[str, Any]:
+    """A per-parameter option given as a tuple or a dict, by parameter name (``_options.per_parameter``); a dict may
+    also name ``*args`` and ``**kwargs``, for their extras."""
+    params = layout.signature.parameters
+    variadic = {n for n, p in params.items() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    named = {k: v for k, v in value.items() if k not in variadic} if isinstance(value, Mapping) else tuple(value)
+    found = _options.per_parameter(function, layout.signature, named, option, layout.static, over_all=over_all)
+    assert found is not None
+    if isinstance(value, Mapping):
+        found.update({k: v for k, v in value.items() if k in variadic})
+    return found
+
+
+def _is_spec_tree(value: Any) -> bool:
+    """One spec for every argument, as opposed to a tuple or dict by parameter."""
+    return isinstance(value, PartitionSpec) or value is None or value is INFER or not isinstance(
+        value, (tuple, list, Mapping))
+
+
+class ShardMapFunction(StaticFunction[_P, _R]):
+    """A function mapped over shards by ``jaxstatic.shard_map``. Call it like the function it wraps.
+
+    Besides calls: ``trace_count``, ``retraces``, ``cache_info()`` and ``clear_cache()``, as for ``jaxstatic.jit``.
+    """
+
+    _transform = "shard_map"
+    _counts_traces = True  # compiled and cached per static key, like jit: a trace is a real event here
+
+    def __init__(self, fn: Callable[_P, _R], *, out_specs: Any, in_specs: Any, mesh: Any, axis_names: Set[Any],
+                 check_vma: bool, max_traces: int | None = None,
+                 cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
+        self._in_specs = in_specs
+        self._by_name: dict[str, Any] | None = None
+        self._shard_options = {"out_specs": out_specs, "mesh": mesh, "axis_names": axis_names, "check_vma": check_vma}
+        super().__init__(fn, {}, max_traces=max_traces, cache_size=cache_size)
+
+    def _checks_at_decoration(self) -> bool:
+        return not _is_spec_tree(self._in_specs)
+
+    def _resolve(self, layout: Layout) -> None:
+        if _is_spec_tree(self._in_specs):
+            return
+        if isinstance(self._in_specs, Mapping):
+            _options.check_not_static(self._function, self._in_specs, layout.static, "in_specs")
+        by_name = by_parameter(self._function, layout, self._in_specs, "in_specs")
+        required = [p.name for p in layout.signature.parameters.values()
+                    if p.name not in layout.static and p.default is p.empty
+                    and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        self._by_name = by_name
+        for name in required:
+            self._spec_of(name)
+
+    def _spec_of(self, name: str) -> Any:
+        assert self._by_name is not None
+        if name not in self._by_name:
+            given = sorted(self._by_name)
+            raise option_error("in_specs", self._function, f"gives no spec for the dynamic parameter {name!r} "
+                               f"(it gives {given})", f"Add an entry for {name!r}; in_specs names the dynamic "
+                               "parameters only (by position among them, or as a dict by name).")
+        return self._by_name[name]
+
+    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+        in_specs = self._in_specs
+        if self._by_name is not None:
+            in_specs = tuple(self._spec_of(name) for name in program_names(plan))
+        options = self._shard_options
+        return packed(plan, body, lambda f: jax.jit(jax.shard_map(f, in_specs=in_specs, **options)))
+
+
+@overload
+def shard_map(fn: Callable[_P, _R], /, *, out_specs: Any, in_specs: Any = ..., mesh: Any = None,
+              axis_names: Set[Any] = frozenset(), check_vma: bool = True, max_traces: int | None = None,
+              cache_size: int = ...) -> ShardMapFunction[_P, _R]: ...
+@overload
+def shard_map(fn: None = None, /, *, out_specs: Any, in_specs: Any = ..., mesh: Any = None,
+              axis_names: Set[Any] = frozenset(), check_vma: bool = True, max_traces: int | None = None,
+              cache_size: int = ...) -> Callable[[Callable[_P, _R]], ShardMapFunction[_P, _R]]: ...
+def shard_map(fn: Callable[_P, _R] | None = None, /, *, out_specs: Any, in_specs: Any = INFER, mesh: Any = None,
+              axis_names: Set[Any] = frozenset(), check_vma: bool = True, max_traces: int | None = None,
+              cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> Any:
+    """Map ``fn`` over shards of its arguments with ``jax.shard_map``; parameters annotated ``Static[...]`` are
+    closed over, never sharded.
+
+    Static values may be anything static-hashable (a function, a ``dict`` config), as for ``jaxstatic.jit``; equal
+    values share one program, and so one trace. ``in_specs`` names the dynamic parameters only:
+
+    - one ``PartitionSpec`` (or a tree of them) for every argument, or ``jax.sharding.Infer`` (the default, left
+      out: ``in_specs`` inferred from the arguments' shardings, on a mesh whose axes are all ``Explicit``);
+    - a tuple (or list) with one entry per dynamic positional parameter, in order;
+    - a dict by parameter name; ``*args``/``**kwargs`` by their names, the entry a prefix of the tuple of extra
+      arguments or the dict of extra keywords.
+
+    A spec for a Static parameter is an ``OptionError``, as is a missing spec for a dynamic parameter without a
+    default, both raised here. ``out_specs``, ``mesh``, ``axis_names`` and ``check_vma`` are ``jax.shard_map``'s.
+
+    The program is ``jax.jit(jax.shard_map(...))`` (outside a ``jit``, ``jax.shard_map`` alone traces on every call),
+    so calls are compiled and traces counted as for ``jaxstatic.jit`` (``trace_count``, ``max_traces``,
+    ``cache_size``). Under ``jaxstatic.jit`` it is inlined into the outer program, which counts one trace per distinct
+    static value as well.
+    """
+    options = {"out_specs": out_specs, "in_specs": in_specs, "mesh": mesh, "axis_names": axis_names,
+               "check_vma": check_vma, "max_traces": max_traces, "cache_size": cache_size}
+    if fn is None:
+        return functools.partial(shard_map, **options)
+    return ShardMapFunction(fn, **options)
+
+
+__all__ = ["INFER", "ShardMapFunction", "by_parameter", "packed", "program_names", "shard_map"]

@@ -1,0 +1,71 @@
+"""Naming what changed between two tree structures, for retrace explanations: ``self.activation: relu -> tanh``.
+
+A ``jaxstatic.dataclass`` keeps its static fields in its treedef, so a changed static field shows up as a changed
+structure. Walking both treedefs side by side names it field by field; runs only when a retrace is explained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import jax
+
+from ._dataclass import STATE
+from ._keytext import diff
+from ._static_values import StaticFields
+from ._tree_repr import callable_name
+
+
+def treedef_changes(label: str, old: Any, new: Any) -> list[str]:
+    """``["self.activation: relu -> tanh"]`` when two structures differ only in static fields of jaxstatic
+    dataclasses; empty when anything else differs (the caller then shows both structures)."""
+    out: list[str] = []
+    return out if _walk(label, old, new, out) and out else []
+
+
+def _walk(label: str, old: Any, new: Any, out: list[str]) -> bool:
+    """Append the differences below this node; False when one cannot be named field by field."""
+    if old == new:
+        return True
+    a, b = old.node_data(), new.node_data()
+    kids, new_kids = old.children(), new.children()
+    if a is None or b is None or a[0] is not b[0] or len(kids) != len(new_kids):
+        return False
+    state = a[0].__dict__.get(STATE) if isinstance(a[0], type) else None
+    if state is not None:  # a jaxstatic dataclass: its metadata is (StaticFields,), or () without Static fields
+        if a[1]:
+            out.extend(_static_changes(label, a[1][0], b[1][0]))
+        labels = [f"{label}.{n}" for n in state.children]
+    elif a[1] != b[1]:
+        return False
+    else:
+        labels = _child_labels(label, old)
+    return all(_walk(lab, x, y, out) for lab, x, y in zip(labels, kids, new_kids))
+
+
+def _static_changes(label: str, old: StaticFields, new: StaticFields) -> Iterator[str]:
+    for i, name in enumerate(old.names):
+        if old.key[i] != new.key[i]:
+            before, after = callable_name(old.values[i]), callable_name(new.values[i])
+            if before and after and before != after:
+                yield f"{label}.{name}: {before} -> {after}"
+            else:
+                yield from diff(f"{label}.{name}", old.key[i], new.key[i])
+
+
+def _child_labels(label: str, treedef: Any) -> list[str]:
+    """The key paths of a node's children (``['w']``, ``[0]``, ``.weight``), found by rebuilding the node with
+    placeholder leaves; ``[i]`` when its type cannot be rebuilt that way."""
+    n = len(treedef.children())
+    try:
+        leaf = jax.tree_util.tree_structure(0)
+        one = type(treedef).from_node_data_and_children(jax.tree_util.default_registry, treedef.node_data(),
+                                                        [leaf] * n)
+        keyed = jax.tree_util.flatten_one_level_with_keys(one.unflatten(range(n)))[0]
+        return [label + jax.tree_util.keystr((k,)) for k, _ in keyed]
+    except Exception:  # a user-defined node may refuse placeholder leaves
+        return [f"{label}[{i}]" for i in range(n)]
+
+
+__all__ = ["treedef_changes"]

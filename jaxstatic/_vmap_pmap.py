@@ -1,0 +1,213 @@
+"""``jaxstatic.vmap``: ``jax.vmap`` whose ``Static[...]`` parameters are never mapped and may hold any static value.
+
+Design: one ``jax.vmap``-transformed program per frozen static key (``_core``). The program's arguments are the
+dynamic values alone, so a function, a string or a dict config never reaches JAX's batching, and the body reads the
+static values as ``jit``'s does. ``in_axes`` is resolved once, by parameter name (``resolve_in_axes``, which ``pmap``
+shares, since it takes the same forms), and laid onto each program's positions (``program_axes``).
+
+``jax.vmap`` traces the Python body on every call; that is JAX's own cost and stays (about 2 ms for a two-op body on
+CPU). What jaxstatic adds outside a ``jit`` is the static key, one dict lookup and rebuilding the user's call in the
+body from values equal to the statics (about 13 us measured): equal static values reuse the program, never rebuild
+it. Inside ``jaxstatic.jit`` the vmap runs only while the jit traces, so a cache-hit call of ``jit(vmap(f))`` costs
+what ``jit`` alone costs (``benchmarks/vmap.py``). Traces are counted by the ``jit`` in the stack, not here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, TypeVar, overload
+
+import jax
+from typing_extensions import ParamSpec
+
+from . import _options
+from ._core import Slot, StaticFunction
+from ._errors import option_error
+from ._plan import Layout, Plan
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+_VARIADIC = ("varpos", "varkw")
+
+
+@dataclasses.dataclass(frozen=True)
+class InAxes:
+    """``in_axes`` by parameter name: ``by_name`` for the dynamic parameters it names, ``default`` for every other
+    dynamic parameter (the int of the int form; otherwise 0, the axis ``jax.vmap`` maps keyword arguments over).
+    An entry may be a tree of axes, a prefix of the parameter's value; for ``*args`` it is a tuple with one entry
+    per extra argument or one entry for them all, for ``**kwargs`` a dict by keyword or one entry for them all."""
+
+    by_name: Mapping[str, Any]
+    default: Any
+
+    def of(self, name: str) -> Any:
+        return self.by_name.get(name, self.default)
+
+
+def resolve_in_axes(function: str, layout: Layout, in_axes: Any, option: str = "in_axes") -> InAxes:
+    """Check ``in_axes`` against the function's parameters, once, and key it by parameter name.
+
+    Forms: an int or ``None`` (every dynamic parameter); a tuple over all positional parameters, ``None`` at the
+    Static ones, or over the dynamic positional ones only (as ``jax.jit``'s ``in_shardings``); a dict by parameter
+    name, ``*args``/``**kwargs`` included. A mapped axis for a Static parameter is an ``OptionError`` naming it.
+    """
+    if isinstance(in_axes, list):  # jax.vmap treats a list as the tuple of entries
+        in_axes = tuple(in_axes)
+    if not isinstance(in_axes, (tuple, Mapping)):
+        if in_axes is not None and type(in_axes) is not int:
+            raise option_error(option, function, f"is {in_axes!r} (a {type(in_axes).__qualname__})",
+                               "Give an int, None, a tuple with one entry per positional parameter, or a dict by "
+                               "parameter name.")
+        return InAxes({}, in_axes)
+    by_name = _by_name(function, layout, in_axes, option)
+    for name, axes in by_name.items():
+        _check_entry(function, name, axes, option)
+        if name in layout.static and axes is not None:
+            raise option_error(option, function, f"maps {name!r} over axis {axes!r}, but {name!r} is Static, so it "
+                               "is never mapped", f"Give {name!r} None (or leave it out of a dict), or make it "
+                               "dynamic.")
+    return InAxes({n: a for n, a in by_name.items() if n not in layout.static}, 0)
+
+
+def _by_name(function: str, layout: Layout, in_axes: tuple[Any, ...] | Mapping[Any, Any],
+             option: str) -> dict[str, Any]:
+    """The entries of a tuple or dict ``in_axes`` by parameter name."""
+    params = layout.signature.parameters
+    variadic = {n for n, p in params.items() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    named = {k: v for k, v in in_axes.items() if k not in variadic} if isinstance(in_axes, Mapping) else in_axes
+    found = _options.per_parameter(function, layout.signature, named, option, layout.static, over_all=True)
+    assert found is not None
+    if isinstance(in_axes, Mapping):
+        found.update({k: v for k, v in in_axes.items() if k in variadic})
+    return found
+
+
+def _check_entry(function: str, name: str, axes: Any, option: str) -> None:
+    for leaf in jax.tree_util.tree_leaves(axes):
+        if type(leaf) is not int:
+            raise option_error(option, function, f"gives {name!r} the axes {axes!r}, and {leaf!r} (a "
+                               f"{type(leaf).__qualname__}) is not an axis", "Give each parameter an int, None "
+                               "(not mapped), or a tree of those that is a prefix of its value.")
+
+
+def program_axes(function: str, axes: InAxes, plan: Plan, nargs: int, kwnames: tuple[str, ...],
+                 option: str = "in_axes") -> tuple[Any, ...]:
+    """The axes of one program's arguments, in order: the named dynamic parameters of ``plan``, then the
+    ``nargs - len(named)`` extras of ``*args``, then the ``kwnames`` extras of ``**kwargs``."""
+    named = [name for name, src in plan.dynamics if src.kind not in _VARIADIC]
+    out = [axes.of(name) for name in named]
+    for name, src in plan.dynamics:
+        if src.kind == "varpos":
+            out += _each(function, name, axes.of(name), nargs - len(named), option)
+        elif src.kind == "varkw":
+            entry = axes.of(name)
+            out += [entry.get(k, axes.default) if isinstance(entry, Mapping) else entry for k in kwnames]
+    return tuple(out)
+
+
+def _each(function: str, name: str, entry: Any, count: int, option: str) -> list[Any]:
+    if not isinstance(entry, (tuple, list)):
+        return [entry] * count
+    if len(entry) != count:
+        raise option_error(option, function, f"gives *{name} {len(entry)} axes, but this call passes {count} "
+                           f"extra positional argument(s)", f"Give *{name} one axis per extra argument, or one "
+                           "int (or None) for them all.")
+    return list(entry)
+
+
+class VmapFunction(StaticFunction[_P, _R]):
+    """A function vectorized by ``jaxstatic.vmap``. Call it like the function it wraps.
+
+    Besides calls: ``cache_info()`` (misses are programs built, one per static key) and ``clear_cache()``.
+    """
+
+    _transform = "vmap"
+    _counts_traces = False
+
+    def __init__(self, fn: Callable[_P, _R], *, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable | None = None,
+                 axis_size: int | None = None, spmd_axis_name: Any = None,
+                 cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
+        self._in_axes_given = in_axes
+        self._in_axes: InAxes | None = None
+        self._vmap_options = {"out_axes": out_axes, "axis_name": axis_name, "axis_size": axis_size,
+                              "spmd_axis_name": spmd_axis_name}
+        super().__init__(fn, {}, cache_size=cache_size)
+
+    def _checks_at_decoration(self) -> bool:
+        """An int or None needs no signature; any other ``in_axes`` is checked against it when applied."""
+        return not (self._in_axes_given is None or type(self._in_axes_given) is int)
+
+    def _resolve(self, layout: Layout) -> None:
+        self._in_axes = resolve_in_axes(self._function, layout, self._in_axes_given)
+
+    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+        assert self._in_axes is not None
+        axes, options = self._in_axes, self._vmap_options
+        if not any(src.kind in _VARIADIC for _, src in plan.dynamics):
+            return jax.vmap(body, in_axes=program_axes(self._function, axes, plan, 0, ()), **options)
+        # One static key serves every number of *args extras and every set of **kwargs names: one jax.vmap each,
+        # with the extra keywords passed positionally so that their axes apply (jax.vmap maps keywords over 0).
+        programs: dict[tuple[int, tuple[str, ...]], Callable[..., Any]] = {}
+
+        def program(*pos: Any, **kw: Any) -> Any:
+            shape = (len(pos), tuple(kw))
+            mapped = programs.get(shape)
+            if mapped is None:
+                in_axes = program_axes(self._function, axes, plan, *shape)
+                mapped = programs[shape] = jax.vmap(_flat(body, *shape), in_axes=in_axes, **options)
+            return mapped(*pos, *kw.values())
+
+        return program
+
+
+def _flat(body: Callable[..., Any], nargs: int, kwnames: tuple[str, ...]) -> Callable[..., Any]:
+    """``body`` taking its extra keyword values positionally, after the ``nargs`` positional ones."""
+
+    @functools.wraps(body)
+    def flat(*values: Any) -> Any:
+        return body(*values[:nargs], **dict(zip(kwnames, values[nargs:])))
+
+    return flat
+
+
+@overload
+def vmap(fn: Callable[_P, _R], /, *, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable | None = None,
+         axis_size: int | None = None, spmd_axis_name: Any = None, cache_size: int = ...) -> VmapFunction[_P, _R]: ...
+@overload
+def vmap(fn: None = None, /, *, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable | None = None,
+         axis_size: int | None = None, spmd_axis_name: Any = None,
+         cache_size: int = ...) -> Callable[[Callable[_P, _R]], VmapFunction[_P, _R]]: ...
+def vmap(fn: Callable[_P, _R] | None = None, /, *, in_axes: Any = 0, out_axes: Any = 0,
+         axis_name: Hashable | None = None, axis_size: int | None = None, spmd_axis_name: Any = None,
+         cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> Any:
+    """Vectorize ``fn`` with ``jax.vmap``; parameters annotated ``Static[...]`` are never mapped.
+
+    Static values may be anything static-hashable (a function, a string, a ``dict`` config), as for
+    ``jaxstatic.jit``; equal values share one ``jax.vmap`` program. ``in_axes`` is checked now, by parameter:
+
+    - an int or ``None``: that axis for every dynamic parameter, keyword-only ones and variadic extras included;
+    - a tuple (or list) over all positional parameters, with ``None`` at the Static ones, or over the dynamic
+      positional parameters only; keyword-only parameters and ``*args``/``**kwargs`` extras get axis 0, as
+      ``jax.vmap`` gives keyword arguments;
+    - a dict by parameter name (``*args``/``**kwargs`` by their names); parameters it leaves out get axis 0,
+      ``jax.vmap``'s default.
+
+    Entries may be trees of axes (prefixes of the value), passed to JAX as they are. A parameter gets its axis
+    however it is passed (``jax.vmap`` maps every keyword argument over axis 0). A non-``None`` axis for a Static
+    parameter is an ``OptionError``. ``out_axes``, ``axis_name``, ``axis_size`` and ``spmd_axis_name`` are
+    ``jax.vmap``'s; ``cache_size`` bounds the programs kept, as for ``jaxstatic.jit``.
+
+    Composes in any order with ``jaxstatic.jit`` and the other transforms: ``Static`` parameters stay static all
+    the way down, and the ``jit`` in the stack counts one trace per distinct static value.
+    """
+    if fn is None:
+        return functools.partial(vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size,
+                                 spmd_axis_name=spmd_axis_name, cache_size=cache_size)
+    return VmapFunction(fn, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size,
+                        spmd_axis_name=spmd_axis_name, cache_size=cache_size)
+
+
+__all__ = ["InAxes", "VmapFunction", "program_axes", "resolve_in_axes", "vmap"]

@@ -1,0 +1,205 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxstatic as js
+from jaxstatic import Static
+
+N = 8  # host devices, from tests/conftest.py
+
+
+def make_hypercube(a: jax.Array, b: jax.Array, c: float, c_func: Static[Callable[[float], float]]) -> jax.Array:
+    arr = jnp.zeros((3, 3))
+    arr += a
+    arr *= b
+    arr **= c_func(c)
+    return arr
+
+
+def _double(c: float) -> float:
+    return c * 2
+
+
+def test_eight_devices_are_available() -> None:
+    assert jax.local_device_count() == N
+
+
+def test_static_callable_needs_no_static_broadcasted_argnums() -> None:
+    """The request that started jaxstatic: in_axes alone, the callable broadcast as a static value."""
+    a, b = jnp.arange(N, dtype=jnp.float32), jnp.arange(N, dtype=jnp.float32) + 1
+    mapped = js.pmap(make_hypercube, in_axes=(0, 0, None, None))
+    out = mapped(a, b, 1.0, _double)
+    plain = jax.pmap(make_hypercube, in_axes=(0, 0, None, None), static_broadcasted_argnums=(3,))(a, b, 1.0, _double)
+    np.testing.assert_array_equal(out, plain)
+    np.testing.assert_array_equal(out[:, 0, 0], (np.arange(N) * (np.arange(N) + 1)) ** 2.0)
+    assert mapped.trace_count == 1
+    mapped(a, b, 1.0, _double)
+    mapped(a, b, c_func=_double, c=1.0)  # by keyword: the same static value, the same program
+    assert mapped.trace_count == 1
+    cube = js.pmap(make_hypercube, in_axes=(0, 0, None, None))(a, b, 1.0, lambda c: c * 3)  # the seed's own form
+    np.testing.assert_array_equal(cube[:, 0, 0], (np.arange(N) * (np.arange(N) + 1)) ** 3.0)
+
+
+def test_static_dict_config_equal_dicts_share_one_program() -> None:
+    def step(x: jax.Array, cfg: Static[dict[str, Any]]) -> jax.Array:
+        return cfg["act"](x) * cfg["scale"]
+
+    mapped = js.pmap(step, axis_name="devices")
+    x = jnp.linspace(-1.0, 1.0, N * 2).reshape(N, 2)
+    out = mapped(x, {"act": jnp.tanh, "scale": 2.0})
+    np.testing.assert_allclose(out, jnp.tanh(x) * 2.0, rtol=1e-6)
+    mapped(x, {"act": jnp.tanh, "scale": 2.0})  # equal, another object
+    assert mapped.trace_count == 1
+    assert mapped.cache_info()[:2] == (1, 1)
+    np.testing.assert_allclose(mapped(x, {"act": jnp.tanh, "scale": 3.0}), jnp.tanh(x) * 3.0, rtol=1e-6)
+    assert mapped.trace_count == 2
+    assert str(mapped.retraces[-1]) == "step was traced again (trace #2) because cfg['scale']: 2.0 -> 3.0"
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):
+        jax.pmap(step, static_broadcasted_argnums=(1,))(x, {"act": jnp.tanh, "scale": 2.0})
+
+
+def test_array_given_to_static_parameter() -> None:
+    def step(x: jax.Array, cfg: Static[dict[str, Any]]) -> jax.Array:
+        return x
+
+    mapped = js.pmap(step)
+    with pytest.raises(js.NonStaticValueError, match=r"^step\(\): parameter 'cfg' is Static, but cfg\['weights'\] "
+                                                      r"is a jax\.Array \(float32\[3\]\)"):
+        mapped(jnp.ones(N), {"weights": jnp.zeros(3), "lr": 0.1})
+    assert mapped.trace_count == 0
+    assert mapped.cache_info()[:2] == (0, 0)
+
+
+def test_non_array_given_to_dynamic_parameter_suggests_static() -> None:
+    def step(x: jax.Array, activation: Callable[[Any], Any]) -> jax.Array:
+        return activation(x)
+
+    with pytest.raises(js.NonArrayArgumentError, match=r"^step\(\): parameter 'activation' is not Static, so its "
+                                                         r"value is traced as an array, but activation is a function"):
+        js.pmap(step, in_axes=(0, None))(jnp.ones(N), _double)
+
+
+@pytest.mark.parametrize("in_axes, problem", [
+    ((0, 0, None, 0), "maps 'c_func' over axis 0"),
+    ({"a": 0, "c_func": 1}, "maps 'c_func' over axis 1"),
+])
+def test_axis_for_a_static_parameter_is_an_error_at_decoration(in_axes: Any, problem: str) -> None:
+    with pytest.raises(js.OptionError) as info:
+        js.pmap(make_hypercube, in_axes=in_axes)
+    assert str(info.value) == (
+        f"jaxstatic: in_axes of make_hypercube {problem}, but 'c_func' is Static, so it is broadcast to every device, "
+        "never mapped. Give 'c_func' None (or leave it out of a dict), or make it dynamic."
+    )
+
+
+def test_in_axes_of_the_wrong_length_or_naming_no_parameter() -> None:
+    with pytest.raises(js.OptionError, match=r"^jaxstatic: in_axes of make_hypercube has 2 entries, but "
+                                             r"make_hypercube has 3 non-static positional parameter\(s\) "
+                                             r"\['a', 'b', 'c'\]\. Give one entry per parameter"):
+        js.pmap(make_hypercube, in_axes=(0, 0))
+    with pytest.raises(js.OptionError, match=r"names 'bb', which is not a parameter of make_hypercube\(a, b, c, "
+                                             r"c_func\) \(did you mean 'b'\?\)"):
+        js.pmap(make_hypercube, in_axes={"a": 0, "bb": 0})
+    with pytest.raises(js.OptionError, match=r"^jaxstatic: in_axes of make_hypercube is 'x' \(a str\)\. Give an int"):
+        js.pmap(make_hypercube, in_axes="x")
+    with pytest.raises(js.OptionError, match=r"^jaxstatic: donate_argnums of make_hypercube names 'c_func', which "
+                                             r"is Static\."):
+        js.pmap(make_hypercube, donate_argnums=3)
+
+
+def test_in_axes_forms_agree_with_jax_pmap() -> None:
+    a, b = jnp.arange(N, dtype=jnp.float32), jnp.arange(N, dtype=jnp.float32) + 1
+    expected = jax.pmap(make_hypercube, in_axes=(0, 0, None, None), static_broadcasted_argnums=(3,))(a, b, 2.0,
+                                                                                                    _double)
+    for in_axes in [(0, 0, None), {"a": 0, "b": 0, "c": None}, [0, 0, None, None]]:
+        mapped = js.pmap(make_hypercube, in_axes=in_axes)
+        np.testing.assert_array_equal(mapped(a, b, 2.0, _double), expected)
+        np.testing.assert_array_equal(mapped(a, b=b, c=2.0, c_func=_double), expected)  # keywords keep their axes
+    flipped = js.pmap(make_hypercube, in_axes={"a": 1, "c": None})  # b gets axis 0, the default
+    np.testing.assert_array_equal(flipped(a[None, :], b, 2.0, _double), expected)
+
+
+def test_keyword_only_and_variadic_parameters_get_their_axes() -> None:
+    def total(x: jax.Array, *rest: jax.Array, scale: jax.Array, k: Static[int], **extra: jax.Array) -> jax.Array:
+        return (x + sum(rest) + sum(extra.values())) * scale * k
+
+    x = jnp.arange(N, dtype=jnp.float32)
+    mapped = js.pmap(total, in_axes={"x": 0, "rest": 0, "scale": None, "extra": 1})
+    out = mapped(x, x, x, scale=jnp.float32(2.0), k=3, y=x[None, :], z=x[None, :])
+    np.testing.assert_array_equal(out[:, 0], x * 5 * 2.0 * 3)  # each device got y[:, i], of shape (1,)
+    assert mapped.trace_count == 1
+    out = mapped(x, x, scale=jnp.float32(1.0), k=3, w=x[None, :])
+    np.testing.assert_array_equal(out[:, 0], x * 3 * 3)
+    assert mapped.trace_count == 2  # other extras: a new trace of the same program
+    assert mapped.cache_info().currsize == 1
+
+
+def test_trace_count_across_repeated_equal_and_unequal_statics() -> None:
+    def scale(x: jax.Array, n: Static[int], mode: Static[str] = "mul") -> jax.Array:
+        return x * n if mode == "mul" else x + n
+
+    mapped = js.pmap(scale)
+    x = jnp.arange(N, dtype=jnp.float32)
+    for n, mode, count in [(2, "mul", 1), (2, "mul", 1), (3, "mul", 2), (2, "mul", 2), (2, "add", 3), (3, "mul", 3),
+                           (2, "add", 3)]:
+        out = mapped(x, n, mode)
+        np.testing.assert_array_equal(out, x * n if mode == "mul" else x + n)
+        assert mapped.trace_count == count
+    mapped(x[:4], 2)  # another number of devices: a new shape, the same program
+    assert mapped.trace_count == 4
+    assert mapped.cache_info()[:4] == (4, 4, 8192, 3)
+    assert str(mapped.retraces[0]) == "scale was traced again (trace #2) because n: 2 -> 3"
+
+
+def test_max_traces_raises_with_the_explanation() -> None:
+    def scale(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    mapped = js.pmap(scale, max_traces=1)
+    mapped(jnp.ones(N), 2)
+    with pytest.raises(js.RetraceError, match=r"^scale needs trace #2, because n: 2 -> 3, but max_traces=1 allows at "
+                                              r"most 1 trace\."):
+        mapped(jnp.ones(N), 3)
+    assert mapped.trace_count == 1
+
+
+def test_collectives_see_the_axis_name() -> None:
+    def normalize(x: jax.Array, eps: Static[float]) -> jax.Array:
+        return x / (jax.lax.psum(x, "i") + eps)
+
+    x = jnp.arange(N, dtype=jnp.float32)
+    out = js.pmap(normalize, "i")(x, 1.0)
+    np.testing.assert_allclose(out, x / (x.sum() + 1.0), rtol=1e-6)
+
+
+def test_jax_options_pass_through() -> None:
+    def add(x: jax.Array, y: jax.Array, n: int) -> jax.Array:
+        return x + y * n
+
+    x = jnp.arange(N, dtype=jnp.float32).reshape(N, 1)
+    mapped = js.pmap(add, static_broadcasted_argnums=2, out_axes=1, devices=jax.devices()[:N], donate_argnums=0)
+    out = mapped(x, x + 1, 2)
+    assert out.shape == (1, N)
+    np.testing.assert_array_equal(out[0], np.arange(N) * 3 + 2)
+    assert mapped.trace_count == 1
+    half = js.pmap(add, axis_size=N // 2, devices=jax.devices()[: N // 2], static_broadcasted_argnums=range(2, 3))
+    assert half(x[: N // 2], x[: N // 2], 1).shape == (N // 2, 1)
+
+
+def test_bare_decorator_form_wraps_and_keeps_the_signature() -> None:
+    @js.pmap(axis_name="i")
+    def step(x: jax.Array, n: Static[int] = 2) -> jax.Array:
+        """Scale x."""
+        return jax.lax.psum(x, "i") * n
+
+    assert isinstance(step, js.PmapFunction)
+    assert step.__doc__ == "Scale x." and step.__name__ == "step"
+    assert str(step.__signature__) == "(x: 'jax.Array', n: 'Static[int]' = 2) -> 'jax.Array'"
+    assert repr(step) == "<jaxstatic.pmap of step>"
+    np.testing.assert_array_equal(step(jnp.ones(N)), np.full(N, 2.0 * N))

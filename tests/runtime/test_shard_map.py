@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import Mesh, PartitionSpec as P
+
+import jaxstatic as js
+from jaxstatic import Static
+
+N = 8  # host devices, from tests/conftest.py
+
+
+@pytest.fixture(scope="module")
+def mesh() -> Mesh:
+    return Mesh(np.array(jax.devices()[:N]), ("batch",))
+
+
+def step(x: jax.Array, w: jax.Array, cfg: Static[dict[str, Any]]) -> tuple[jax.Array, jax.Array]:
+    """One layer on a shard of the batch; the loss is summed over every device."""
+    y = cfg["act"](x @ w) * cfg["scale"]
+    return jax.lax.psum((y**2).sum(), "batch"), y
+
+
+def _on_one_device(x: jax.Array, w: jax.Array, cfg: dict[str, Any]) -> tuple[jax.Array, jax.Array]:
+    y = cfg["act"](x @ w) * cfg["scale"]
+    return (y**2).sum(), y
+
+
+def _data() -> tuple[jax.Array, jax.Array]:
+    x = jnp.linspace(-1.0, 1.0, N * 4 * 3).reshape(N * 4, 3)
+    return x, jnp.arange(6.0).reshape(3, 2) / 6
+
+
+def test_static_config_gives_the_values_of_one_device_and_one_trace_per_value(mesh: Mesh) -> None:
+    sharded = js.shard_map(step, mesh=mesh, in_specs=(P("batch"), P()), out_specs=(P(), P("batch")))
+    x, w = _data()
+    for scale, traces in [(2.0, 1), (2.0, 1), (3.0, 2), (2.0, 2), (3.0, 2)]:
+        cfg = {"act": jnp.tanh, "scale": scale}  # a new dict each time: equal values, one program
+        loss, y = sharded(x, w, cfg)
+        want_loss, want_y = _on_one_device(x, w, cfg)
+        np.testing.assert_allclose(y, want_y, rtol=1e-6)
+        np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
+        assert y.sharding.spec == P("batch")
+        assert sharded.trace_count == traces
+    assert sharded.cache_info()[:4] == (3, 2, 8192, 2)
+    assert str(sharded.retraces[-1]) == "step was traced again (trace #2) because cfg['scale']: 2.0 -> 3.0"
+
+
+def test_jax_shard_map_alone_traces_on_every_call(mesh: Mesh) -> None:
+    """Why the program is jitted: JAX's eager shard_map runs the Python body each call."""
+    bodies: list[int] = []
+
+    def body(x: jax.Array, n: Static[int]) -> jax.Array:
+        bodies.append(n)
+        return x * n
+
+    x = jnp.arange(float(N))
+    plain = jax.shard_map(lambda x: body(x, 2), mesh=mesh, in_specs=P("batch"), out_specs=P("batch"))
+    plain(x), plain(x)
+    assert len(bodies) == 2
+    ours = js.shard_map(body, mesh=mesh, in_specs=P("batch"), out_specs=P("batch"))
+    ours(x, 2), ours(x, 2)
+    assert len(bodies) == 3 and ours.trace_count == 1
+
+
+def test_composes_under_jit_with_one_trace_per_static_value(mesh: Mesh) -> None:
+    sharded = js.shard_map(step, mesh=mesh, in_specs={"x": P("batch"), "w": P()}, out_specs=(P(), P("batch")))
+
+    @js.jit
+    def loss(x: jax.Array, w: jax.Array, cfg: Static[dict[str, Any]]) -> jax.Array:
+        return sharded(x, w, cfg)[0]
+
+    x, w = _data()
+    for scale, traces in [(2.0, 1), (2.0, 1), (0.5, 2), (2.0, 2)]:
+        cfg = {"act": jnp.sin, "scale": scale}
+        np.testing.assert_allclose(loss(x, w, cfg), _on_one_device(x, w, cfg)[0], rtol=1e-5)
+        assert loss.trace_count == traces
+        assert sharded.trace_count == traces
+    grads = jax.grad(lambda w: loss(x, w, {"act": jnp.sin, "scale": 2.0}))(w)
+    want = jax.grad(lambda w: _on_one_device(x, w, {"act": jnp.sin, "scale": 2.0})[0])(w)
+    np.testing.assert_allclose(grads, want, rtol=1e-5)
+
+
+def test_in_specs_by_name_follow_keywords_and_variadic_extras(mesh: Mesh) -> None:
+    def total(x: jax.Array, *rest: jax.Array, k: Static[int], **extra: jax.Array) -> jax.Array:
+        return (x + sum(rest) + sum(extra.values())) * k
+
+    x = jnp.arange(float(N * 2))
+    by_name = js.shard_map(total, mesh=mesh, in_specs={"x": P("batch"), "rest": P("batch"), "extra": P("batch")},
+                           out_specs=P("batch"))
+    np.testing.assert_array_equal(by_name(x, x, x, k=2, y=x), x * 4 * 2)
+    np.testing.assert_array_equal(by_name(x, x, k=2, y=x, z=x), x * 4 * 2)  # other extras: the same program
+    assert by_name.cache_info().currsize == 1
+    one_spec = js.shard_map(total, mesh=mesh, in_specs=P("batch"), out_specs=P("batch"))
+    np.testing.assert_array_equal(one_spec(k=3, x=x, y=x), x * 2 * 3)
+
+
+def test_in_specs_name_the_dynamic_parameters_only(mesh: Mesh) -> None:
+    with pytest.raises(js.OptionError) as info:
+        js.shard_map(step, mesh=mesh, in_specs=(P("batch"), P(), P()), out_specs=P())
+    assert str(info.value) == (
+        "jaxstatic: in_specs of step has 3 entries, but step has 2 non-static positional parameter(s) ['x', 'w']. "
+        "Give one entry per parameter in ['x', 'w'], or a dict by name."
+    )
+    with pytest.raises(js.OptionError, match=r"^jaxstatic: in_specs of step names 'cfg', which is Static\. A Static "
+                                             r"value is not an array; drop 'cfg' from in_specs, or make it dynamic\."):
+        js.shard_map(step, mesh=mesh, in_specs={"x": P("batch"), "w": P(), "cfg": P()}, out_specs=P())
+    with pytest.raises(js.OptionError) as missing:
+        js.shard_map(step, mesh=mesh, in_specs={"x": P("batch")}, out_specs=P())
+    assert str(missing.value) == (
+        "jaxstatic: in_specs of step gives no spec for the dynamic parameter 'w' (it gives ['x']). Add an entry for "
+        "'w'; in_specs names the dynamic parameters only (by position among them, or as a dict by name)."
+    )
+
+
+def test_max_traces_and_bad_static_values(mesh: Mesh) -> None:
+    sharded = js.shard_map(step, mesh=mesh, in_specs=(P("batch"), P()), out_specs=(P(), P("batch")), max_traces=1)
+    x, w = _data()
+    sharded(x, w, {"act": jnp.tanh, "scale": 1.0})
+    with pytest.raises(js.RetraceError, match=r"^step needs trace #2, because cfg\['scale'\]: 1\.0 -> 2\.0"):
+        sharded(x, w, {"act": jnp.tanh, "scale": 2.0})
+    with pytest.raises(js.NonStaticValueError, match=r"^step\(\): parameter 'cfg' is Static, but cfg\['scale'\] is "
+                                                      r"a jax\.Array"):
+        sharded(x, w, {"act": jnp.tanh, "scale": jnp.ones(())})
+    assert sharded.trace_count == 1
+
+
+def test_mesh_from_the_context_and_decorator_form() -> None:
+    mesh = jax.make_mesh((N,), ("batch",), axis_types=(jax.sharding.AxisType.Explicit,))
+
+    @js.shard_map(out_specs=P("batch"))
+    def scaled(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    assert isinstance(scaled, js.ShardMapFunction)
+    with jax.set_mesh(mesh):
+        x = jax.device_put(jnp.arange(float(N)), P("batch"))
+        np.testing.assert_array_equal(scaled(x, 3), np.arange(N) * 3.0)  # in_specs inferred from x's sharding
+    assert scaled.trace_count == 1

@@ -1,0 +1,249 @@
+"""js.vmap: Static parameters are never mapped and may hold any static value; in_axes by parameter; compositions
+with js.jit in any order trace once per distinct static value."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxstatic as js
+from jaxstatic import Static
+
+XS = jnp.arange(12.0).reshape(4, 3)
+
+
+def _close(a: Any, b: Any) -> None:
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def scaled(x: jax.Array, n: Static[int]) -> jax.Array:
+    return x.sum() * n
+
+
+def activated(x: jax.Array, act: Static[Callable[[jax.Array], jax.Array]]) -> jax.Array:
+    return act(x).sum()
+
+
+def configured(x: jax.Array, cfg: Static[dict[str, Any]]) -> jax.Array:
+    return cfg["act"](x).sum() * cfg["scale"]
+
+
+def test_static_int_is_not_mapped() -> None:
+    ours = js.vmap(scaled)
+    _close(ours(XS, 3), jax.vmap(functools.partial(scaled, n=3))(XS))
+    _close(ours(XS, n=3), jax.vmap(scaled, in_axes=(0, None))(XS, 3))
+
+
+def test_static_callable_is_not_mapped() -> None:
+    ours = js.vmap(activated)
+    _close(ours(XS, jnp.tanh), jax.vmap(functools.partial(activated, act=jnp.tanh))(XS))
+    _close(ours(XS, jnp.sin), jax.vmap(functools.partial(activated, act=jnp.sin))(XS))
+    assert ours.cache_info().misses == 2
+
+
+def test_static_dict_config_with_a_function_inside() -> None:
+    ours = js.vmap(configured)
+    cfg = {"act": jnp.sin, "scale": 2.0}
+    _close(ours(XS, cfg), jax.vmap(functools.partial(configured, cfg=cfg))(XS))
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):
+        jax.jit(jax.vmap(configured, in_axes=(0, None)), static_argnames=("cfg",))(XS, cfg)
+
+
+def test_equal_static_values_reuse_the_program_outside_a_jit(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[Any] = []
+    real = jax.vmap
+    monkeypatch.setattr(jax, "vmap", lambda *a, **k: built.append(a) or real(*a, **k))
+    ours = js.vmap(configured)
+    for cfg in ({"act": jnp.sin, "scale": 2.0}, dict(act=jnp.sin, scale=2.0), {"act": jnp.sin, "scale": 2.0}):
+        ours(XS, cfg)
+    assert len(built) == 1
+    ours(XS, {"act": jnp.sin, "scale": 3.0})
+    assert len(built) == 2
+    assert ours.cache_info() == js.CacheInfo(hits=2, misses=2, maxsize=8192, currsize=2)
+    assert ours.trace_count == 0  # counted by a jit in the stack, none here
+
+
+def test_array_given_to_static_parameter() -> None:
+    ours = js.vmap(configured)
+    with pytest.raises(js.NonStaticValueError, match=r"^configured\(\): parameter 'cfg' is Static, but "
+                                                      r"cfg\['weights'\] is a jax\.Array \(float32\[3\]\)"):
+        ours(XS, {"weights": jnp.zeros(3)})
+
+
+def test_string_given_to_mapped_parameter() -> None:
+    with pytest.raises(js.NonArrayArgumentError) as info:
+        js.vmap(scaled)("abc", 2)  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "scaled(): parameter 'x' is not Static, so its value is traced as an array, but x is a str. Mark it "
+        "static where it is declared (x: Static[...]), or pass an array."
+    )
+
+
+def mixed(x: jax.Array, n: Static[int], y: jax.Array, *, z: jax.Array) -> jax.Array:
+    return x * n + y.sum() + z
+
+
+def _batch(shape: tuple[int, ...], axis: int | None) -> jax.Array:
+    """Four distinct examples of ``shape`` stacked along ``axis``; one example for ``None``."""
+    if axis is None:
+        return jnp.arange(float(np.prod(shape))).reshape(shape)
+    return jnp.moveaxis(jnp.arange(4.0 * np.prod(shape)).reshape(4, *shape), 0, axis)
+
+
+@pytest.mark.parametrize(("in_axes", "x_axis", "y_axis", "z_axis"), [
+    (0, 0, 0, 0),
+    (1, 1, 1, 1),  # the int applies to every dynamic parameter, keyword-only ones too
+    ((1, None, None), 1, None, 0),  # over all positional parameters, None at the Static one
+    ((1, None), 1, None, 0),  # over the dynamic positional parameters only
+    ([1, None], 1, None, 0),  # a list, as jax.vmap takes it
+    ({"y": None}, 0, None, 0),  # by name; left-out parameters get axis 0
+    ({"x": 1, "z": 1, "n": None}, 1, 0, 1),
+])
+def test_every_in_axes_form(in_axes: Any, x_axis: int, y_axis: int | None, z_axis: int) -> None:
+    x, y, z = _batch((3,), x_axis), _batch((6,), y_axis), _batch((3,), z_axis)
+    # by hand: z is keyword-only, and jax.vmap maps keyword arguments over axis 0 only, so it is moved there first
+    by_hand = jax.vmap(lambda x, y, *, z: mixed(x, 2, y, z=z), in_axes=(x_axis, y_axis))
+    expected = by_hand(x, y, z=jnp.moveaxis(z, z_axis, 0))
+    ours = js.vmap(mixed, in_axes=in_axes)
+    _close(ours(x, 2, y, z=z), expected)
+    _close(ours(x, n=2, y=y, z=z), expected)  # an axis belongs to its parameter however it is passed
+
+
+def test_pytree_entries_are_prefixes_passed_to_jax() -> None:
+    def f(p: dict[str, jax.Array], act: Static[Callable[[jax.Array], jax.Array]]) -> jax.Array:
+        return act(p["w"]).sum() + p["b"]
+
+    p = {"w": XS, "b": jnp.float32(1.0)}
+    expected = jax.vmap(functools.partial(f, act=jnp.sin), in_axes=({"w": 0, "b": None},))(p)
+    _close(js.vmap(f, in_axes=({"w": 0, "b": None}, None))(p, jnp.sin), expected)
+    _close(js.vmap(f, in_axes={"p": {"w": 0, "b": None}})(p, jnp.sin), expected)
+
+
+def test_variadic_extras_by_name() -> None:
+    def f(x: jax.Array, *rest: jax.Array, k: Static[int] = 1, **named: jax.Array) -> jax.Array:
+        return (x + sum(r.sum() for r in rest) + sum(v.sum() for v in named.values())) * k
+
+    x, a, b = jnp.arange(4.0), jnp.ones((3, 4)), jnp.ones(3)
+
+    def plain(x: jax.Array, a: jax.Array, b: jax.Array, c: jax.Array) -> jax.Array:
+        return f(x, a, b, k=2, c=c)
+
+    expected = jax.vmap(plain, in_axes=(0, 1, None, 1))(x, a, b, a)
+    ours = js.vmap(f, in_axes={"rest": (1, None), "named": {"c": 1}})
+    _close(ours(x, a, b, k=2, c=a), expected)
+    _close(js.vmap(f, in_axes=1)(a, a, k=2, c=a), jax.vmap(lambda *v: f(v[0], v[1], k=2, c=v[2]), in_axes=1)(a, a, a))
+    with pytest.raises(js.OptionError, match=r"^jaxstatic: in_axes of f gives \*rest 2 axes, but this call passes 1 "
+                                             r"extra positional argument\(s\)\. Give \*rest one axis per extra"):
+        ours(x, a, k=2)
+
+
+def _misuse_cases() -> list[tuple[Any, str]]:
+    return [
+        ((0, 0, 0), r"^jaxstatic: in_axes of mixed maps 'n' over axis 0, but 'n' is Static, so it is never mapped\. "
+                    r"Give 'n' None \(or leave it out of a dict\), or make it dynamic\.$"),
+        ({"n": 1}, r"in_axes of mixed maps 'n' over axis 1, but 'n' is Static"),
+        ((0,), r"^jaxstatic: in_axes of mixed has 1 entries, but mixed has 2 non-static positional parameter\(s\) "
+               r"\['x', 'y'\]\. Give one entry per parameter in \['x', 'y'\], or a dict by name\.$"),
+        ({"w": 0}, r"in_axes of mixed names 'w', which is not a parameter of mixed\(x, n, y, \*, z\)"),
+        ({"yy": 0}, r"names 'yy', .* \(did you mean 'y'\?\)"),
+        ("0", r"^jaxstatic: in_axes of mixed is '0' \(a str\)\. Give an int, None, a tuple"),
+        ((0, None, "1"), r"^jaxstatic: in_axes of mixed gives 'y' the axes '1', and '1' \(a str\) is not an axis\. "),
+        ({"x": {"a": 1.0}}, r"gives 'x' the axes \{'a': 1\.0\}, and 1\.0 \(a float\) is not an axis"),
+    ]
+
+
+@pytest.mark.parametrize(("in_axes", "message"), _misuse_cases())
+def test_in_axes_misuse_fails_at_decoration(in_axes: Any, message: str) -> None:
+    with pytest.raises(js.OptionError, match=message):
+        js.vmap(mixed, in_axes=in_axes)
+
+
+def test_jit_of_vmap_traces_once_per_static_value() -> None:
+    cfg = {"act": jnp.sin, "scale": 2.0}
+    ours = js.jit(js.vmap(configured))
+    for c in (cfg, {"act": jnp.sin, "scale": 2.0}, cfg):
+        _close(ours(XS, c), jax.vmap(functools.partial(configured, cfg=cfg))(XS))
+    assert ours.trace_count == 1
+    ours(XS, {"act": jnp.sin, "scale": 3.0})
+    assert ours.trace_count == 2
+    assert str(ours.retraces[-1]) == "configured was traced again (trace #2) because cfg['scale']: 2.0 -> 3.0"
+    plain = jax.jit(jax.vmap(scaled, in_axes=(0, None)), static_argnames=("n",))
+    _close(js.jit(js.vmap(scaled))(XS, 3), plain(XS, 3))
+
+
+def test_vmap_of_jit_traces_once_per_static_value() -> None:
+    inner = js.jit(configured)
+    ours = js.vmap(inner)
+    cfg = {"act": jnp.tanh, "scale": 0.5}
+    for _ in range(3):
+        _close(ours(XS, dict(cfg)), jax.vmap(functools.partial(configured, cfg=cfg))(XS))
+    assert inner.trace_count == 1
+    ours(XS, {"act": jnp.tanh, "scale": 1.5})
+    assert inner.trace_count == 2
+
+
+def test_vmap_of_vmap_keeps_statics_static_all_the_way_down() -> None:
+    def pair(x: jax.Array, y: jax.Array, op: Static[str]) -> jax.Array:
+        return {"add": jnp.add, "mul": jnp.multiply}[op](x, y)
+
+    outer = js.vmap(js.vmap(pair, in_axes=(None, 0)), in_axes=(0, None))
+    x, y = jnp.arange(3.0), jnp.arange(4.0)
+    _close(outer(x, y, "mul"), jnp.outer(x, y))
+    jitted = js.jit(outer)
+    for op in ("add", "add", "mul", "add"):
+        jitted(x, y, op)
+    assert jitted.trace_count == 2
+    _close(jitted(x, y, "add"), x[:, None] + y[None, :])
+
+
+def test_keeps_the_signature_and_wrapped_function() -> None:
+    ours = js.vmap(configured)
+    assert ours.__wrapped__ is configured
+    assert inspect.signature(ours) == inspect.signature(configured)
+    assert ours.__name__ == "configured"
+    assert repr(ours) == "<jaxstatic.vmap of configured>"
+    assert js.static_argnames(ours) == ("cfg",)
+
+
+def test_bare_decorator_with_options_and_axis_name() -> None:
+    @js.vmap(in_axes=(0, None), axis_name="batch")
+    def centred(x: jax.Array, how: Static[str]) -> jax.Array:
+        assert how == "mean"
+        return x - jax.lax.pmean(x, "batch")
+
+    _close(centred(XS, "mean"), XS - XS.mean(axis=0))
+
+
+class Scale:
+    def __init__(self, k: float) -> None:
+        self.k = k
+
+    @js.vmap
+    def apply(self: Static[Scale], x: jax.Array) -> jax.Array:
+        return x * self.k
+
+
+def test_static_self_in_a_method() -> None:
+    _close(Scale(2.0).apply(XS), XS * 2.0)
+    _close(js.jit(Scale.apply)(Scale(3.0), XS), XS * 3.0)
+
+
+def test_disable_jit_still_maps() -> None:
+    ours = js.vmap(scaled)
+    with jax.disable_jit():
+        _close(ours(XS, 2), XS.sum(axis=1) * 2)
+        _close(js.jit(ours)(XS, 2), XS.sum(axis=1) * 2)
+
+
+def test_out_axes_and_axis_size_pass_through() -> None:
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return jnp.full(2, n, dtype=jnp.float32)
+
+    assert js.vmap(f, in_axes=None, axis_size=3, out_axes=1)(jnp.ones(1), 5).shape == (2, 3)
