@@ -3,12 +3,13 @@
 Times cold runs (a fresh cache directory each time; CPU time of the mypy process and wall time) of ``mypy -p equinox`` and ``mypy -p jax`` with and without
 ``plugins = jaxstatic_mypy``, interleaved so that machine noise hits both alike, and prints the medians and their
 ratio (target: <= 1.03x). The runs with the plugin double as the false-positive sweep: every ``[jaxstatic-...]``
-error in these packages is printed, and a crash fails the script. ``--sweep-only`` adds optax and skips the
-timing repeats.
+error in these packages is printed, and a crash fails the script. ``--sweep-only`` skips the timing repeats and by
+default sweeps jax, equinox, optax, flax, chex and diffrax (those not installed are said and skipped; install them
+with ``.venv/bin/pip install flax chex diffrax``).
 
-    python benchmarks/mypy_overhead.py                 # 3 interleaved pairs per package
-    python benchmarks/mypy_overhead.py --repeat 5 --packages equinox
-    python benchmarks/mypy_overhead.py --sweep-only --packages jax equinox optax
+    .venv/bin/python benchmarks/mypy_overhead.py                 # 3 interleaved pairs per package
+    .venv/bin/python benchmarks/mypy_overhead.py --repeat 5 --packages equinox
+    .venv/bin/python benchmarks/mypy_overhead.py --sweep-only
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ _CONFIG = """\
 {plugins}
 python_version = {major}.{minor}
 """
+
+
+_SWEPT = ["jax", "equinox", "optax", "flax", "chex", "diffrax"]
 
 
 def _target(package: str, workdir: Path) -> list[str]:
@@ -87,16 +91,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--packages", nargs="+", default=["equinox", "jax"])
+    parser.add_argument("--packages", nargs="+", default=None)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
         "--sweep-only", action="store_true", help="one run with the plugin per package, no timing"
     )
     args = parser.parse_args()
+    packages = args.packages or (_SWEPT if args.sweep_only else ["equinox", "jax"])
 
     with tempfile.TemporaryDirectory(prefix="jaxstatic-mypy-bench-") as tmp:
         workdir = Path(tmp)
-        for package in args.packages:
+        for package in packages:
+            if importlib.util.find_spec(package) is None:
+                print(f"{package}: not installed, skipped")
+                continue
             if args.sweep_only:
                 elapsed, _, found = _run(package, True, workdir)
                 print(f"{package}: {len(found)} jaxstatic errors ({elapsed:.1f} s)")

@@ -1,10 +1,11 @@
 """Quickstart: a static config dict holding a function, which plain ``jax.jit`` rejects.
 
-Run: python examples/quickstart.py
+Run: .venv/bin/python examples/quickstart.py
 """
 
 from __future__ import annotations
 
+import inspect
 from string import ascii_uppercase
 from typing import Any
 
@@ -27,12 +28,14 @@ vals, unravel = ravel_pytree(elements)
 @js.jit
 def total(vals: jax.Array, config: Static[dict[str, Any]]) -> jax.Array:
     """Sum one entry of the raveled pytree, scaled: ``config`` is static, so it may hold functions."""
-    return config["fn"](vals)[config["letter"]].sum() * config["scale"]
+    scaled: jax.Array = config["fn"](vals)[config["letter"]].sum() * config["scale"]
+    return scaled
 
 
 if __name__ == "__main__":
     try:
-        jax.jit(total.__wrapped__, static_argnames=("config",))(vals, {"fn": unravel, "letter": "B", "scale": 1.0})
+        plain = inspect.unwrap(total)  # the undecorated function
+        jax.jit(plain, static_argnames=("config",))(vals, {"fn": unravel, "letter": "B", "scale": 1.0})
     except ValueError as err:
         print("plain jax.jit:", str(err).splitlines()[0][:90], "...")
 

@@ -1,8 +1,9 @@
 """Check ``[jaxstatic-unhashable]`` at call sites: the value bound to a ``Static[...]`` parameter must be static.
 
 The check runs in signature hooks, which mypy calls once per call before it checks the arguments, with the callee's
-declared signature (for methods, already bound; for ``JitFunction.__call__``, with the ``ParamSpec`` filled in).
-The argument types are inferred here in a throw-away type map, in the context of the parameter's type.
+declared signature (for methods, already bound; for a transform's wrapper such as ``JitFunction.__call__``, with
+its ``ParamSpec`` filled in, whatever the wrapper class). Values are judged as the runtime will see them
+(``_values``), in a throw-away type map.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mypy.nodes import (
     MemberExpr,
     NameExpr,
     RefExpr,
+    SuperExpr,
 )
 from mypy.plugin import CheckerPluginInterface
 from mypy.subtypes import find_member, is_subtype
@@ -32,28 +34,22 @@ from mypy.types import (
     Instance,
     Overloaded,
     Type,
-    TypeAliasType,
     TypeOfAny,
     get_proper_type,
 )
 
+from . import _deps, _messages
 from ._chain import report
 from ._errorcodes import UNHASHABLE
-from ._fullnames import FUNCTOOLS_PARTIAL, PARTIAL_ATTR, STATIC_ALIAS
-from ._hashability import judge
+from ._fullnames import FUNCTOOLS_PARTIAL, PARTIAL_ATTR
+from ._markers import has_static as _has_static, is_static
+from ._values import checked_type, expression_type, judge_value
 
-
-def is_static(t: Type) -> bool:
-    """``Static[...]`` at the top level of a parameter's type (``Static[int] | None`` is not static)."""
-    return isinstance(t, TypeAliasType) and t.alias is not None and t.alias.fullname == STATIC_ALIAS
+__all__ = ["as_callable", "callee_name", "check_call", "expression_type", "has_static"]
 
 
 def has_static(sig: CallableType) -> bool:
-    """The fast path: most signatures hold no type alias at the top level of any parameter."""
-    for t in sig.arg_types:  # noqa: SIM110 -- runs for every call mypy checks; a loop beats any(<genexpr>)
-        if isinstance(t, TypeAliasType) and is_static(t):
-            return True
-    return False
+    return _has_static(sig.arg_types)
 
 
 def as_callable(t: Type) -> CallableType | None:
@@ -104,6 +100,16 @@ def check_partial_creation(api: CheckerPluginInterface, call: CallExpr) -> None:
         check_call(api, fun, call, skip=1)
 
 
+def check_super_call(api: CheckerPluginInterface, call: CallExpr) -> None:
+    """``super().apply(...)``: mypy applies no signature hook without a fully qualified name; check it here."""
+    if not isinstance(api, TypeChecker):
+        return
+    callee = api.lookup_type_or_none(call.callee)
+    sig = as_callable(callee) if callee is not None else None
+    if sig is not None and has_static(sig):
+        check_call(api, sig, call)
+
+
 def _check_argument(
     api: TypeChecker,
     sig: CallableType,
@@ -112,41 +118,31 @@ def _check_argument(
     declared: Type,
     call: CallExpr,
 ) -> None:
-    actual = expression_type(api, arg, declared)
-    if actual is None or not is_subtype(actual, erase_typevars(declared)):
+    in_context, mypy_reports = checked_type(api, arg, declared)
+    if in_context is None or mypy_reports or not is_subtype(in_context, erase_typevars(declared)):
         return  # mypy reports the wrong type itself; one error is enough
-    reason = judge(actual, freeze=True)
+    deps: set[str] = set()
+    reason = judge_value(api, arg, deps)
+    _deps.record(api, deps)
     if reason is None:
         return
     name = sig.arg_names[formal]
     kind = sig.arg_kinds[formal]
     shown = f"*{name}" if kind == ARG_STAR else f"**{name}" if kind == ARG_STAR2 else name
-    report(
-        api,
-        f'Argument "{shown}" to "{callee_name(call, sig)}" cannot be static: {reason}; '
-        "pass a hashable value or a builtin container of them",
-        arg,
-        UNHASHABLE,
-    )
-
-
-def expression_type(api: TypeChecker, expr: Expression, context: Type | None) -> Type | None:
-    """Infer ``expr`` without touching mypy's type map or its error list (mypy checks it again right after)."""
-    with (
-        api.msg.filter_errors(),
-        api.local_type_map,
-        api.binder.frame_context(can_skip=False, discard=True),  # no narrowing leaks (walrus)
-    ):
-        return api.get_expression_type(expr, context)
+    message = _messages.cannot_be_static(str(shown), callee_name(call, sig), reason)
+    report(api, message, arg, UNHASHABLE)
 
 
 def callee_name(call: CallExpr, sig: CallableType) -> str:
-    callee = call.callee
+    """The name the user wrote for the function: ``f`` in ``f(...)``, ``partial(f, ...)``, ``jit(jit(f))(...)``."""
+    callee: Expression = call.callee
     if isinstance(callee, RefExpr) and callee.fullname == FUNCTOOLS_PARTIAL and call.args:
-        callee = call.args[0]  # ``partial(f, ...)``: name ``f``
-    elif isinstance(callee, CallExpr) and callee.args:
-        callee = callee.args[0]  # ``jit(f)(...)``: name ``f``
-    if isinstance(callee, (NameExpr, MemberExpr)):
+        callee = call.args[0]
+    for _ in range(8):  # ``jit(f)(...)``, ``jit(jit(f))(...)``, ``partial(jit(f), ...)``: name ``f``
+        if not (isinstance(callee, CallExpr) and callee.args):
+            break
+        callee = callee.args[0]
+    if isinstance(callee, (NameExpr, MemberExpr, SuperExpr)):
         return callee.name
     return (sig.name or "function").split(" of ")[0]
 

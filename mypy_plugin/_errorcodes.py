@@ -14,3 +14,8 @@ SIGNATURE: Final = ErrorCode(
     "A decorator hides Static parameters from a jaxstatic transform",
     "jaxstatic",
 )
+ARGNAMES: Final = ErrorCode(
+    "jaxstatic-argnames",
+    "static_argnames or static_argnums name no parameter of the function",
+    "jaxstatic",
+)

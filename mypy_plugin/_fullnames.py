@@ -6,19 +6,35 @@ import sys
 from typing import Final
 
 STATIC_ALIAS: Final = "jaxstatic._annotations.Static"
+NODIFF_ALIAS: Final = "jaxstatic._annotations.NoDiff"
+"""``NoDiff[T]``: a dynamic parameter that is never differentiated (not static, so no hashability rule)."""
+MARKER_ALIASES: Final = frozenset({STATIC_ALIAS, NODIFF_ALIAS})
+"""Aliases whose mark a transform reads from the signature it receives."""
+MARKER_OBJECTS: Final = {
+    "jaxstatic._annotations.STATIC": STATIC_ALIAS,
+    "jaxstatic._annotations.NODIFF": NODIFF_ALIAS,
+}
+"""The metadata objects inside the aliases: ``Annotated[T, STATIC]`` is ``Static[T]``."""
+ANNOTATED: Final = frozenset({"typing.Annotated", "typing_extensions.Annotated"})
 
 JAXSTATIC_JIT: Final = "jaxstatic._jit.jit"
 JAXSTATIC_TRANSFORMS: Final = frozenset(
     {
         JAXSTATIC_JIT,
-        "jaxstatic._transforms.vmap",
-        "jaxstatic._transforms.pmap",
-        "jaxstatic._transforms.grad",
-        "jaxstatic._transforms.value_and_grad",
-        "jaxstatic._transforms.checkpoint",
+        "jaxstatic._vmap_pmap.vmap",
+        "jaxstatic._pmap.pmap",
+        "jaxstatic._ad.grad",
+        "jaxstatic._ad.value_and_grad",
+        "jaxstatic._ad.checkpoint",
+        "jaxstatic._ad.remat",
+        "jaxstatic._ad.custom_vjp",
+        "jaxstatic._ad.custom_jvp",
+        "jaxstatic._shard_map.shard_map",
     }
 )
-"""Transforms that read ``Static`` parameters from the signature they receive (check ``jaxstatic-signature``)."""
+"""Transforms that read ``Static``/``NoDiff`` parameters from the signature they receive (check
+``jaxstatic-signature``) and accept ``static_argnames``/``static_argnums``. Each is typed with a ``ParamSpec``
+(``Callable[P, R] -> Wrapped[P, R]``): call sites are checked from that binding, whatever the wrapper class."""
 
 TRANSFORM_DECORATORS: Final = {
     f"jaxstatic.{name.rsplit('.', 1)[1]}": name for name in JAXSTATIC_TRANSFORMS
@@ -29,7 +45,7 @@ mypy uses a callable's name to find plugin hooks when the callee has no fully qu
 plugin see the decorator being applied.
 """
 
-JAX_JIT: Final = frozenset({"jax._src.api.jit", "jax._src.pjit.jit", "jax.jit"})
+JAX_JIT: Final = frozenset({"jax._src.api.jit", "jax.jit"})
 """``jax.jit`` as jax defines it, and as the jax stubs in ``typeshed_stubs/`` define it."""
 
 JAX_STUB_CALLS: Final = frozenset({"jax._JitWrapped.__call__", "jax._PmapWrapped.__call__"})
@@ -43,6 +59,9 @@ PARTIAL_ATTR: Final = "__mypy_partial"
 """Where mypy's functools plugin keeps the signature left after binding arguments."""
 
 DATACLASS_DECORATORS: Final = frozenset({"dataclasses.dataclass"})
+
+HASH_BY_FIELDS: Final = frozenset({"equinox._module._module.Module", "equinox._module.Module"})
+"""Classes whose own ``__hash__`` hashes every field's value (``eqx.Module``): an array field makes it fail."""
 
 ARRAY_TYPES: Final = ("jax._src.basearray.Array", "jax._src.core.Tracer", "numpy.ndarray")
 """Never static: arrays and tracers are not hashable (and their stubs keep object.__hash__)."""

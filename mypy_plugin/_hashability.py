@@ -6,20 +6,37 @@ A value may be static when it is hashable, or when it is a builtin ``dict``, ``l
 a false error costs users more than a missed one. For the same reason a union is rejected only when none of its
 members could be static.
 
-mypy does not model two facts the rule needs, so they are explicit here: an ``eq=True, frozen=False`` dataclass has
-``__hash__ = None`` (recorded by ``record_dataclass`` while mypy analyses the class), and ``jax.Array`` is not
-hashable although its stub keeps ``object.__hash__``.
+How a class hashes is read along its MRO (``hash_mode``): ``__hash__ = None`` (typeshed's ``dict``, ``list``), an own
+``__hash__`` (trusted), a class whose ``__hash__`` hashes its fields (frozen dataclasses, ``eqx.Module``), or what
+``@dataclass`` made of it. mypy does not model the last one, so ``record_dataclass`` writes it into the class as a
+plugin-generated attribute: being part of the class's symbol table, a change of ``eq``/``frozen``/``unsafe_hash``
+changes the class's snapshot, which is what dmypy's fine-grained mode follows. Every member consulted is added to
+``deps`` (as fine-grained triggers), so the call sites judged are rechecked when one changes.
+
+Every recursion is bounded by depth: recursive aliases (``Nested = list["Nested"]``) and self-referencing classes
+must never crash mypy.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from mypy.nodes import CallExpr, Expression, FuncBase, NameExpr, TypeInfo, Var
+from mypy.nodes import (
+    MDEF,
+    CallExpr,
+    Decorator,
+    Expression,
+    FuncBase,
+    NameExpr,
+    SymbolTableNode,
+    TypeInfo,
+    Var,
+)
 from mypy.plugin import ClassDefContext
 from mypy.subtypes import find_member
 from mypy.types import (
     Instance,
+    LiteralType,
     NoneType,
     TupleType,
     Type,
@@ -29,20 +46,29 @@ from mypy.types import (
     get_proper_type,
 )
 
-from ._fullnames import ARRAY_TYPES, FREEZABLE_CONTAINERS, HASH_BY_ITEMS
+from ._fullnames import ARRAY_TYPES, FREEZABLE_CONTAINERS, HASH_BY_FIELDS, HASH_BY_ITEMS
 
-METADATA_KEY: Final = "jaxstatic"
-# Nested generics deeper than this are not judged: silence rather than a slow check.
+RECORD: Final = "__jaxstatic_hash__"
+"""The plugin-generated class attribute that says how a ``@dataclass`` class hashes (see ``record_dataclass``)."""
+
+# How a class hashes. INHERIT: ``@dataclass(eq=False)`` leaves ``__hash__`` to the bases.
+NONE: Final = "none"
+FIELDS: Final = "fields"
+TRUSTED: Final = "trusted"
+INHERIT: Final = "inherit"
+UNKNOWN: Final = "unknown"
+
+# Nested generics deeper than this are not judged: silence rather than a slow check (or a recursion).
 _MAX_DEPTH: Final = 8
 
 
-def judge(typ: Type, *, freeze: bool) -> str | None:
+def judge(typ: Type, *, freeze: bool, deps: set[str] | None = None) -> str | None:
     """Why a value of ``typ`` cannot be static, or ``None``.
 
     ``freeze=True`` is jaxstatic's rule (builtin containers are frozen); ``freeze=False`` is plain ``hash()``, what
-    ``jax.jit(static_argnames=...)`` needs.
+    ``jax.jit(static_argnames=...)`` needs. ``deps`` collects the fine-grained triggers the answer depends on.
     """
-    return _judge(typ, freeze, 0, frozenset())
+    return _judge(typ, freeze, 0, frozenset(), deps if deps is not None else set())
 
 
 def is_array(typ: Type) -> bool:
@@ -51,16 +77,21 @@ def is_array(typ: Type) -> bool:
     return isinstance(p, Instance) and _is_array_info(p.type)
 
 
-def holds_array(typ: Type) -> bool:
+def holds_array(typ: Type, depth: int = 0) -> bool:
     """True when every value of ``typ`` is an array or a builtin container holding arrays: never static."""
+    if depth > _MAX_DEPTH:
+        return False
     p = get_proper_type(typ)
     if isinstance(p, Instance):
         if _is_array_info(p.type):
             return True
         if p.type.fullname in FREEZABLE_CONTAINERS and p.args:
-            return any(holds_array(a) for a in p.args)
+            return any(holds_array(a, depth + 1) for a in p.args)
     if isinstance(p, TupleType):
-        return any(holds_array(item) for item in p.items)
+        return any(holds_array(item, depth + 1) for item in p.items)
+    if isinstance(p, UnionType):
+        items = p.relevant_items()
+        return bool(items) and all(holds_array(item, depth + 1) for item in items)
     return False
 
 
@@ -68,113 +99,148 @@ def _is_array_info(info: TypeInfo) -> bool:
     return any(info.has_base(name) for name in ARRAY_TYPES)
 
 
-def _judge(typ: Type, freeze: bool, depth: int, seen: frozenset[str]) -> str | None:
+def _judge(typ: Type, freeze: bool, depth: int, seen: frozenset[str], deps: set[str]) -> str | None:
     if depth > _MAX_DEPTH:
         return None
     p = get_proper_type(typ)
     if isinstance(p, Instance):
-        return _judge_instance(p, freeze, depth, seen)
+        return _judge_instance(p, freeze, depth, seen, deps)
     if isinstance(p, TupleType):
-        return _first(p.items, freeze, depth, seen)
+        return _first(p.items, freeze, depth, seen, deps)
     if isinstance(p, TypedDictType):
         if not freeze:
             return f'"{p.fallback.type.name}" is a dict'
-        return _first(list(p.items.values()), freeze, depth, seen)
+        return _first(list(p.items.values()), freeze, depth, seen, deps)
     if isinstance(p, UnionType):
         # ``ArrayLike = Array | ndarray | int | float | ...`` as a static parameter holds the scalars in practice:
         # a union is rejected only when no member could be static.
-        reasons = [_judge(item, freeze, depth + 1, seen) for item in p.relevant_items()]
+        reasons = [_judge(item, freeze, depth + 1, seen, deps) for item in p.relevant_items()]
         return reasons[0] if reasons and all(reasons) else None
     if isinstance(p, TypeVarType):
-        return _judge(p.upper_bound, freeze, depth + 1, seen)
+        return _judge(p.upper_bound, freeze, depth + 1, seen, deps)
     # Any, None, literals, callables, type objects, Never: hashable, or nothing to tell.
     return None
 
 
-def _first(types: list[Type], freeze: bool, depth: int, seen: frozenset[str]) -> str | None:
+def _first(
+    types: list[Type], freeze: bool, depth: int, seen: frozenset[str], deps: set[str]
+) -> str | None:
     for t in types:
-        reason = _judge(t, freeze, depth + 1, seen)
+        reason = _judge(t, freeze, depth + 1, seen, deps)
         if reason is not None:
             return reason
     return None
 
 
-def _judge_instance(t: Instance, freeze: bool, depth: int, seen: frozenset[str]) -> str | None:
+def _judge_instance(
+    t: Instance, freeze: bool, depth: int, seen: frozenset[str], deps: set[str]
+) -> str | None:
     info = t.type
     if _is_array_info(info):
         return f'"{info.name}" is an array'
     if info.fullname in FREEZABLE_CONTAINERS and freeze:
-        return _first(list(t.args), freeze, depth, seen)
+        return _first(list(t.args), freeze, depth, seen, deps)
     if info.fullname in HASH_BY_ITEMS:
-        return _first(list(t.args), freeze, depth, seen)
-    if info.fullname == "builtins.object":
+        return _first(list(t.args), freeze, depth, seen, deps)
+    if info.fullname == "builtins.object" or info.fullname in seen:
         return None
-    if _hash_is_none(info):
+    mode, where = hash_mode(info, deps)
+    if mode == NONE:
+        if where is not None and _recorded(where) == NONE:
+            return f'"{info.name}" is a dataclass with eq=True, frozen=False'
         return f'"{info.name}" sets __hash__ to None'
-    if "dataclass" in info.metadata and info.fullname not in seen:
-        return _judge_dataclass(t, depth, seen | {info.fullname})
-    if info.tuple_type is not None and info.fullname not in seen:
+    if mode == FIELDS:
+        return _judge_fields(t, depth, seen | {info.fullname}, deps)
+    if info.tuple_type is not None:
         # A named tuple subclass seen as an instance: judge its items like a tuple.
-        return _judge(info.tuple_type, freeze, depth + 1, seen | {info.fullname})
+        return _judge(info.tuple_type, freeze, depth + 1, seen | {info.fullname}, deps)
     return None
 
 
-def _hash_is_none(info: TypeInfo) -> bool:
-    """``__hash__ = None`` (or ``__hash__: ClassVar[None]``) along the MRO, as typeshed marks dict, list, set."""
-    sym = info.get("__hash__")
-    if sym is None or not isinstance(sym.node, Var) or sym.node.type is None:
-        return False
-    return isinstance(get_proper_type(sym.node.type), NoneType)
+def hash_mode(info: TypeInfo, deps: set[str]) -> tuple[str, TypeInfo | None]:
+    """How instances of ``info`` hash, and the class along the MRO that decides it."""
+    for base in info.mro:
+        deps.update((f"<{base.fullname}>", f"<{base.fullname}.__hash__>", f"<{base.fullname}.{RECORD}>"))
+        if base.fullname == "builtins.object":
+            return TRUSTED, base
+        own = _own_hash(base)
+        if own is not None:
+            return own, base
+        recorded = _recorded(base)
+        if recorded is not None and recorded != INHERIT:
+            return recorded, base
+        data = base.metadata.get("dataclass")
+        if recorded is None and isinstance(data, dict) and data.get("frozen", False):
+            return FIELDS, base  # a frozen dataclass (by its transform's default too) hashes its fields
+    return UNKNOWN, None
 
 
-def _judge_dataclass(t: Instance, depth: int, seen: frozenset[str]) -> str | None:
-    info = t.type
-    data = info.metadata["dataclass"]
-    if not isinstance(data, dict):
+def _own_hash(info: TypeInfo) -> str | None:
+    sym = info.names.get("__hash__")
+    if sym is None or sym.plugin_generated:
         return None
-    if _explicit_hash(info):
+    node = sym.node
+    if isinstance(node, (FuncBase, Decorator)):
+        return FIELDS if info.fullname in HASH_BY_FIELDS else TRUSTED
+    if isinstance(node, Var) and node.type is not None:
+        return NONE if isinstance(get_proper_type(node.type), NoneType) else TRUSTED
+    return None
+
+
+def _judge_fields(t: Instance, depth: int, seen: frozenset[str], deps: set[str]) -> str | None:
+    """A class that hashes its fields: each must be hashable as it is (nothing freezes them)."""
+    info = next((b for b in t.type.mro if isinstance(b.metadata.get("dataclass"), dict)), None)
+    if info is None:
         return None
-    if not data.get("frozen", False):
-        if _records_unhashable(info):
-            return f'"{info.name}" is a dataclass with eq=True, frozen=False'
-        return None
-    # A frozen dataclass hashes its fields: each must be hashable as it is (nothing freezes them).
-    for attr in data.get("attributes", []):
+    attributes = info.metadata["dataclass"].get("attributes", [])
+    for attr in attributes if isinstance(attributes, list) else []:
         name = attr.get("name") if isinstance(attr, dict) else None
         if not isinstance(name, str):
             continue
+        deps.add(f"<{info.fullname}.{name}>")
         member = find_member(name, t, t)
         if member is None:
             continue
-        reason = _judge(member, False, depth + 1, seen)
+        reason = _judge(member, False, depth + 1, seen, deps)
         if reason is not None:
-            return f'field "{name}" of "{info.name}": {reason}'
+            return f'field "{name}" of "{t.type.name}": {reason}'
     return None
 
 
-def _explicit_hash(info: TypeInfo) -> bool:
-    sym = info.names.get("__hash__")
-    return sym is not None and isinstance(sym.node, FuncBase) and not sym.plugin_generated
-
-
-def _records_unhashable(info: TypeInfo) -> bool:
-    data = info.metadata.get(METADATA_KEY)
-    return isinstance(data, dict) and bool(data.get("unhashable_dataclass", False))
+def _recorded(info: TypeInfo) -> str | None:
+    sym = info.names.get(RECORD)
+    t = get_proper_type(sym.node.type) if sym is not None and isinstance(sym.node, Var) else None
+    if t is None:
+        return None
+    if isinstance(t, Instance) and t.last_known_value is not None:
+        t = t.last_known_value
+    return t.value if isinstance(t, LiteralType) and isinstance(t.value, str) else None
 
 
 def record_dataclass(ctx: ClassDefContext) -> None:
-    """Remember whether a ``@dataclass`` class gets ``__hash__ = None`` (mypy's own metadata keeps only frozen)."""
+    """Write into a ``@dataclass`` class how it hashes (mypy's own metadata keeps only ``frozen``)."""
     options = {"eq": True, "frozen": False, "unsafe_hash": False}
+    mode = None
     reason = ctx.reason
     if isinstance(reason, CallExpr):
         for name, arg in zip(reason.arg_names, reason.args):
             if name in options:
                 value = _bool_literal(arg)
                 if value is None:
-                    return  # not a literal: unsure, record nothing and stay silent
-                options[name] = value
-    unhashable = options["eq"] and not options["frozen"] and not options["unsafe_hash"]
-    ctx.cls.info.metadata[METADATA_KEY] = {"unhashable_dataclass": unhashable}
+                    mode = UNKNOWN  # not a literal: unsure, stay silent
+                else:
+                    options[name] = value
+    if mode is None:
+        if options["unsafe_hash"] or (options["eq"] and options["frozen"]):
+            mode = FIELDS
+        else:
+            mode = NONE if options["eq"] else INHERIT
+    info = ctx.cls.info
+    var = Var(RECORD, LiteralType(mode, ctx.api.named_type("builtins.str")))
+    var.info = info
+    var._fullname = f"{info.fullname}.{RECORD}"
+    var.is_classvar = True
+    info.names[RECORD] = SymbolTableNode(MDEF, var, plugin_generated=True)
 
 
 def _bool_literal(expr: Expression) -> bool | None:

@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-from mypy.nodes import CallExpr, Decorator
+from mypy.nodes import CallExpr, Decorator, SuperExpr
 from mypy.options import Options
 from mypy.plugin import (
     AnalyzeTypeContext,
@@ -21,16 +21,19 @@ from mypy.plugin import (
 )
 from mypy.types import CallableType, FunctionLike, Type
 
-from . import _calls, _decorators
+from . import _argnames, _calls, _decorators
 from ._chain import NextHooks, next_hook
-from ._definitions import StaticAnnotationHook
+from ._definitions import AnnotatedHook, StaticAnnotationHook, UnresolvedNote
+from ._descriptors import name_bound, staticmethod_get
 from ._fullnames import (
+    ANNOTATED,
     CHECKED_ANYWAY,
     DATACLASS_DECORATORS,
     FUNCTOOLS_PARTIAL,
     JAX_JIT,
     JAX_JIT_DECORATOR,
     JAXSTATIC_TRANSFORMS,
+    MARKER_ALIASES,
     NEVER_STATIC_PACKAGES,
     PARTIAL_CALL,
     STATIC_ALIAS,
@@ -38,7 +41,7 @@ from ._fullnames import (
 )
 from ._hashability import record_dataclass
 
-RULES_VERSION: Final = "1"
+RULES_VERSION: Final = "2"
 """Bump when a rule changes: mypy then rechecks every module instead of replaying cached results."""
 
 
@@ -58,6 +61,9 @@ _MethodSigHook = Callable[[MethodSigContext], FunctionLike]
 _FunctionHook = Callable[[FunctionContext], Type]
 
 
+_MARKER_SUFFIXES: Final = tuple(f".{name.rsplit('.', 1)[1]}" for name in sorted(MARKER_ALIASES))
+
+
 def _never_static(fullname: str) -> bool:
     """Calls into the standard library, jax or numpy never meet a Static parameter: no hook, no cost."""
     return fullname.partition(".")[0] in NEVER_STATIC_PACKAGES and fullname not in CHECKED_ANYWAY
@@ -67,6 +73,8 @@ class JaxstaticPlugin(Plugin):
     def __init__(self, options: Options) -> None:
         super().__init__(options)
         self._static_annotation = StaticAnnotationHook()
+        self._annotated = AnnotatedHook()
+        self._unresolved = UnresolvedNote()
         # One hook object per fully qualified name, made once: these lookups run for every call mypy checks.
         self._function_sig_hooks: dict[str, _SigHook | None] = {}
         self._method_sig_hooks: dict[str, _MethodSigHook | None] = {}
@@ -87,8 +95,14 @@ class JaxstaticPlugin(Plugin):
     # --- semantic analysis -------------------------------------------------------------------------------------
 
     def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
-        if fullname == STATIC_ALIAS and not self._static_annotation.active:
-            return self._static_annotation
+        if fullname == STATIC_ALIAS:
+            return None if self._static_annotation.active else self._static_annotation
+        if fullname in ANNOTATED:
+            return None if self._annotated.active else self._annotated
+        if fullname.endswith(_MARKER_SUFFIXES) and fullname not in MARKER_ALIASES:
+            # ``Static`` imported from a jaxstatic mypy cannot see is a local name of the importing module.
+            unresolved = self._unresolved
+            return None if unresolved.active or unresolved.said else unresolved
         return None
 
     def get_class_decorator_hook(self, fullname: str) -> Callable[[ClassDefContext], None] | None:
@@ -116,7 +130,10 @@ class JaxstaticPlugin(Plugin):
         try:
             return self._method_sig_hooks[fullname]
         except KeyError:
-            hook = None if _never_static(fullname) else partial(self._method_signature, fullname)
+            if _never_static(fullname) and not fullname.endswith(".__get__"):
+                hook = None
+            else:
+                hook = partial(self._method_signature, fullname)
             self._method_sig_hooks[fullname] = hook
             return hook
 
@@ -131,16 +148,22 @@ class JaxstaticPlugin(Plugin):
         elif fullname == FUNCTOOLS_PARTIAL:
             _calls.check_partial_creation(ctx.api, call)
         elif fullname in JAX_JIT and isinstance(sig, CallableType):
-            _decorators.check_jax_jit_call(ctx.api, sig, call)
+            _argnames.check_jax_jit_call(ctx.api, sig, call)
         return sig
 
     def _method_signature(self, fullname: str, ctx: MethodSigContext) -> FunctionLike:
+        if fullname.endswith(".__get__"):
+            unbound = staticmethod_get(ctx)
+            if unbound is not None:
+                return unbound
         nxt = self._next_method_sig.get(ctx.api, fullname)
         sig = nxt(ctx) if nxt is not None else ctx.default_signature
+        if fullname.endswith(".__get__"):
+            return name_bound(ctx, sig)
         context = ctx.context
         if fullname == PARTIAL_CALL:
             if isinstance(context, Decorator):
-                _decorators.check_jax_jit_decorator(ctx.api, context)
+                _argnames.check_jax_jit_decorator(ctx.api, context)
             elif isinstance(context, CallExpr):
                 bound = _calls.as_callable(ctx.type)
                 if bound is not None and _calls.has_static(bound):
@@ -160,7 +183,15 @@ class JaxstaticPlugin(Plugin):
             return partial(self._transform, fullname)
         if fullname in JAX_JIT or fullname == JAX_JIT_DECORATOR:
             return partial(self._jax_jit, fullname)
+        if " of " in fullname:  # a method called with no fully qualified name: ``super().apply(...)``
+            return partial(self._super_call, fullname)
         return None
+
+    def _super_call(self, fullname: str, ctx: FunctionContext) -> Type:
+        call = ctx.context
+        if isinstance(call, CallExpr) and isinstance(call.callee, SuperExpr):
+            _calls.check_super_call(ctx.api, call)
+        return self._next_function_result(fullname, ctx)
 
     def _transform(self, fullname: str, ctx: FunctionContext) -> Type:
         transform = TRANSFORM_DECORATORS.get(fullname, fullname)
@@ -170,12 +201,14 @@ class JaxstaticPlugin(Plugin):
             named = _decorators.named_decorator(ctx.default_return_type, name)
             if named is not None:
                 return named
-        return self._next_function_result(fullname, ctx)
+        returned = self._next_function_result(fullname, ctx)
+        options = _argnames.options_call(ctx, {transform})
+        return _argnames.mark_static(ctx, options, returned) or returned
 
     def _jax_jit(self, fullname: str, ctx: FunctionContext) -> Type:
         if fullname == JAX_JIT_DECORATOR:
             if isinstance(ctx.context, Decorator):
-                _decorators.check_jax_jit_decorator(ctx.api, ctx.context)
+                _argnames.check_jax_jit_decorator(ctx.api, ctx.context)
         elif not ctx.arg_types or not ctx.arg_types[0]:
             named = _decorators.named_decorator(ctx.default_return_type, JAX_JIT_DECORATOR)
             if named is not None:

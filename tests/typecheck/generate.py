@@ -1,6 +1,6 @@
 """Write ``test_static_rule.yml`` from the shared table of cases (``tests/static_cases.py``).
 
-Run ``python tests/typecheck/generate.py`` after changing the table; ``tests/test_plugin_tables.py`` fails while the
+Run ``.venv/bin/python tests/typecheck/generate.py`` after changing the table; ``tests/plugin/test_tables.py`` fails while the
 committed YAML is out of date. Each case becomes one mypy run that checks both rules:
 
 * ``static``: the value bound to a ``Static[object]`` parameter (a plain call, a call through ``jaxstatic.jit``, and
@@ -42,10 +42,15 @@ STATIC_REASONS: dict[str, str | None] = {
     "hash_none_class": '"NoHash" sets __hash__ to None',
     "frozen_dataclass_with_list": f'field "layers" of "FrozenWithList": {_LIST}',
     "dict_with_mutable_dataclass": _MUTABLE,
-    # The declared type holds Any, which the plugin accepts: the runtime catches this one.
+    # The declared type holds Any, which the plugin accepts (the literal is judged on its own, see below).
     "nested_array": None,
 }
-"""Why the plugin rejects each non-static case (``None``: it stays silent, and why is said above)."""
+"""Why the plugin rejects each non-static case passed as a variable of its declared type (``None``: it stays silent,
+and why is said above)."""
+
+LITERAL_REASONS: dict[str, str] = {"nested_array": _NDARRAY}
+"""Where the value written as a literal is rejected for another reason than its declared type: a literal's items
+are judged on their own, so ``Any`` in the declared type hides nothing there."""
 
 HASHABLE_REASONS: dict[str, str | None] = {
     "dict_tuple_keys": _DICT,
@@ -119,16 +124,15 @@ def _row(case_id: str, value: str, type_: str, static: bool, hashable: bool) -> 
     static_reason = _expected(STATIC_REASONS, case_id, static, "static")
     hash_reason = _expected(HASHABLE_REASONS, case_id, hashable, "hashable")
 
-    def call(callee: str) -> str:
-        return _CALL.format(callee=callee, reason=static_reason) if static_reason else ""
+    def call(callee: str, reason: str | None = static_reason) -> str:
+        return _CALL.format(callee=callee, reason=reason) if reason else ""
 
     return {
         "id": case_id,
         "value": value,
         "type": type_,
         "static_error": call("takes_static"),
-        # A literal is inferred from its value; with Any inside, mypy widens nested items (silence).
-        "literal_error": call("takes_static") if static_reason and "Any" not in type_ else "",
+        "literal_error": call("takes_static", LITERAL_REASONS.get(case_id, static_reason)),
         "jit_error": call("takes_static"),
         "hashable_error": _JAX.format(reason=hash_reason) if hash_reason else "",
     }

@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
-_GENERATE = Path(__file__).parent / "typecheck" / "generate.py"
+_GENERATE = Path(__file__).resolve().parents[1] / "typecheck" / "generate.py"
 
 
 def _load_generator() -> ModuleType:
@@ -20,5 +20,5 @@ def _load_generator() -> ModuleType:
 def test_static_rule_yaml_is_generated_from_the_table() -> None:
     generate = _load_generator()
     assert generate.OUTPUT.read_text() == generate.render(), (
-        "tests/typecheck/test_static_rule.yml is out of date: run `python tests/typecheck/generate.py`"
+        "tests/typecheck/test_static_rule.yml is out of date: run `.venv/bin/python tests/typecheck/generate.py`"
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-_REPO = Path(__file__).resolve().parent.parent
+_REPO = Path(__file__).resolve().parents[2]
 
 _LIB = """\
 import dataclasses
@@ -151,5 +151,81 @@ def test_dmypy_follows_edits_to_the_library(tmp_path: Path) -> None:
         # And back.
         _write(tmp_path, skip_jax=False)
         assert check() == _EXPECTED
+    finally:
+        subprocess.run([*dmypy, "stop"], cwd=tmp_path, env=_env(), capture_output=True, timeout=60)
+
+
+_DATACLASS_LIB = """\
+import dataclasses
+
+from jaxstatic import Static
+
+
+@dataclasses.dataclass({options})
+class Config:
+    lr: {field}
+
+
+def make() -> Config:
+    return Config({value})
+
+
+DEFAULT = make()
+
+
+def f(x: float, cfg: Static[object]) -> float:
+    return x
+"""
+
+# use.py never names Config: only the verdicts at its call sites tie it to the class's options.
+_DATACLASS_USE = """\
+from lib import DEFAULT, f, make
+
+f(1.0, DEFAULT)
+f(1.0, cfg=make())
+"""
+
+_MUTABLE = '"Config" is a dataclass with eq=True, frozen=False'
+_LIST_FIELD = 'field "lr" of "Config": "list" sets __hash__ to None'
+
+# (options, field type, field value, the reason reported at both call sites or None)
+_STEPS = [
+    ("frozen=True", "float", "0.1", None),
+    ("", "float", "0.1", _MUTABLE),
+    ("eq=False", "float", "0.1", None),
+    ("", "float", "0.1", _MUTABLE),
+    ("frozen=True", "float", "0.1", None),
+    ("frozen=True", "list[float]", "[0.1]", _LIST_FIELD),
+    ("frozen=True", "float", "0.1", None),
+    ("unsafe_hash=True", "list[float]", "[0.1]", _LIST_FIELD),
+    ("eq=False", "list[float]", "[0.1]", None),
+]
+
+
+def test_dmypy_follows_dataclass_options_in_another_module(tmp_path: Path) -> None:
+    _write(tmp_path, skip_jax=False)
+    (tmp_path / "use.py").write_text(_DATACLASS_USE)
+    status = str(tmp_path / "dmypy.json")
+    dmypy = [sys.executable, "-m", "mypy.dmypy", "--status-file", status]
+    start = [*dmypy, "start", "--", "--config-file", "mypy.ini", "--no-error-summary"]
+    subprocess.run(start, cwd=tmp_path, env=_env(), check=True, capture_output=True, timeout=120)
+    try:
+        seen = []
+        for options, field, value, _ in _STEPS:
+            lib = _DATACLASS_LIB.format(options=options, field=field, value=value)
+            (tmp_path / "lib.py").write_text(lib)
+            done = subprocess.run([*dmypy, "check", "use.py", "lib.py"], cwd=tmp_path, env=_env(),
+                                  capture_output=True, text=True, timeout=300)
+            assert done.returncode in (0, 1), done.stdout + done.stderr
+            seen.append([line for line in done.stdout.splitlines() if "jaxstatic-" in line])
+        expected = [
+            [] if reason is None else [
+                f'use.py:{line}: error: Argument "cfg" to "f" cannot be static: {reason}; pass a hashable value '
+                "or a builtin container of them  [jaxstatic-unhashable]"
+                for line in (3, 4)
+            ]
+            for _, _, _, reason in _STEPS
+        ]
+        assert seen == expected
     finally:
         subprocess.run([*dmypy, "stop"], cwd=tmp_path, env=_env(), capture_output=True, timeout=60)

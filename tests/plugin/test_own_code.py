@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-_REPO = Path(__file__).resolve().parent.parent
+_REPO = Path(__file__).resolve().parents[2]
 _PLUGIN = _REPO / "mypy_plugin"
 _BIN = Path(sys.executable).parent
 

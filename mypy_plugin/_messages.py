@@ -1,0 +1,63 @@
+"""Every message the plugin prints, in one place: short, names in double quotes, ending with the fix."""
+
+from __future__ import annotations
+
+from typing import Final
+
+UNRESOLVED: Final = (
+    'jaxstatic_mypy: module "jaxstatic" is not visible to mypy here, so no Static parameter is checked; install '
+    "jaxstatic into the environment mypy runs in, editable installs with "
+    '"pip install -e <jaxstatic> --config-settings editable_mode=strict"'
+)
+
+
+def cannot_be_static(param: str, callee: str, reason: str) -> str:
+    return (
+        f'Argument "{param}" to "{callee}" cannot be static: {reason}; '
+        "pass a hashable value or a builtin container of them"
+    )
+
+
+def never_static(shown: str) -> str:
+    return (
+        f'"Static[{shown}]" can never be static: arrays are not hashable; '
+        "drop Static[...] and pass it as a regular (traced) argument"
+    )
+
+
+def not_hashable(param: str, function: str, reason: str) -> str:
+    return (
+        f'Static argument "{param}" of "{function}" is not hashable: {reason}; '
+        "use a hashable type (tuple, frozenset, frozen dataclass) or jaxstatic.Static"
+    )
+
+
+def unknown_name(option: str, name: str, function: str, params: list[str]) -> str:
+    return (
+        f'{option} names "{name}", which is not a parameter of "{function}"; '
+        f"name one of {_listed(params)}"
+    )
+
+
+def unknown_position(option: str, index: int, function: str, params: list[str]) -> str:
+    return (
+        f'{option} holds {index}, but "{function}" has {len(params)} positional parameters '
+        f"({_listed(params)}); use an index in range"
+    )
+
+
+def hidden_marks(
+    transform: str, marks: str, function: str, decorator: str, problem: str, library: bool
+) -> str:
+    if library:
+        fix = f'move "{transform}" below it, or wrap "{decorator}" in a decorator typed with ParamSpec'
+    else:
+        fix = f'type "{decorator}" with ParamSpec, or move "{transform}" below it'
+    return (
+        f'"{transform}" cannot see the {marks} parameters of "{function}": decorator "{decorator}" {problem}; '
+        f"{fix}"
+    )
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(f'"{n}"' for n in names) if names else "none"

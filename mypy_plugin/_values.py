@@ -1,0 +1,65 @@
+"""Judge the value an argument will hold at run time, as the runtime judges it.
+
+mypy infers an argument with the parameter's type as context, so under ``Static[Any]``, ``Static[dict[str, Any]]``
+or ``Static[Mapping[str, Any]]`` a literal's items become ``Any`` and ``{"w": jnp.zeros(3)}`` looks static; under
+``Static[object]`` ``[1, x]`` joins to ``list[object]``. So a ``dict``/``list``/``tuple``/``set`` literal is judged
+item by item, nested literals too, and every other expression is inferred on its own, without context (``Box(x)``
+is then ``Box[Array]``, not ``Box[Any]``). Inference happens in a throw-away type map; it costs one inference per
+leaf of a literal, only for arguments bound to ``Static`` parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mypy.checker import TypeChecker
+from mypy.nodes import DictExpr, Expression, ListExpr, SetExpr, StarExpr, TupleExpr
+from mypy.types import Type
+
+from ._hashability import judge
+
+# Literals nested deeper than this are judged as a whole.
+_MAX_DEPTH: Final = 16
+
+
+def judge_value(api: TypeChecker, expr: Expression, deps: set[str], depth: int = 0) -> str | None:
+    """Why the value of ``expr`` cannot be static, or ``None``."""
+    if depth > _MAX_DEPTH:
+        return _judge_expression(api, expr, deps)
+    if isinstance(expr, DictExpr):
+        for key, value in expr.items:
+            parts = [value] if key is None else [key, value]  # ``{**other}``: judge ``other`` whole
+            for part in parts:
+                reason = judge_value(api, part, deps, depth + 1)
+                if reason is not None:
+                    return reason
+        return None
+    if isinstance(expr, (ListExpr, TupleExpr, SetExpr)):
+        for item in expr.items:
+            inner = item.expr if isinstance(item, StarExpr) else item
+            reason = judge_value(api, inner, deps, depth + 1)
+            if reason is not None:
+                return reason
+        return None
+    return _judge_expression(api, expr, deps)
+
+
+def _judge_expression(api: TypeChecker, expr: Expression, deps: set[str]) -> str | None:
+    t = expression_type(api, expr, None)
+    return judge(t, freeze=True, deps=deps) if t is not None else None
+
+
+def expression_type(api: TypeChecker, expr: Expression, context: Type | None) -> Type | None:
+    """Infer ``expr`` without touching mypy's type map or its error list (mypy checks it again right after)."""
+    return checked_type(api, expr, context)[0]
+
+
+def checked_type(api: TypeChecker, expr: Expression, context: Type | None) -> tuple[Type | None, bool]:
+    """``expression_type`` and whether mypy found an error in ``expr`` (it reports it itself: one is enough)."""
+    with (
+        api.msg.filter_errors() as errors,
+        api.local_type_map,
+        api.binder.frame_context(can_skip=False, discard=True),  # no narrowing leaks (walrus)
+    ):
+        inferred = api.get_expression_type(expr, context)
+    return inferred, errors.has_new_errors()

@@ -1,0 +1,37 @@
+"""Every fully qualified name the plugin dispatches on names something that exists at run time.
+
+A renamed module or transform would otherwise switch a check off in silence. (``JAX_STUB_CALLS`` name classes
+that exist only in the jax stubs; ``tests/plugin/test_with_stubs.py`` exercises them.)
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from jaxstatic_mypy import _fullnames as names
+
+RUNTIME_NAMES = sorted(
+    names.JAXSTATIC_TRANSFORMS
+    | names.MARKER_ALIASES
+    | set(names.MARKER_OBJECTS)
+    | names.JAX_JIT
+    | set(names.ARRAY_TYPES)
+    | names.HASH_BY_FIELDS
+    | names.DATACLASS_DECORATORS
+    | {names.FUNCTOOLS_PARTIAL}
+)
+
+
+@pytest.mark.parametrize("fullname", RUNTIME_NAMES)
+def test_listed_name_exists_at_run_time(fullname: str) -> None:
+    module, _, attribute = fullname.rpartition(".")
+    assert hasattr(importlib.import_module(module), attribute), f"{fullname} does not exist"
+
+
+def test_transform_decorator_names_are_public_names() -> None:
+    import jaxstatic
+
+    for public, fullname in names.TRANSFORM_DECORATORS.items():
+        assert public == f"jaxstatic.{fullname.rsplit('.', 1)[1]}"
+        assert getattr(jaxstatic, public.split(".")[1], None) is not None, f"jaxstatic does not export {public}"
