@@ -22,7 +22,7 @@ JAXSTATIC_TRANSFORMS: Final = frozenset(
     {
         JAXSTATIC_JIT,
         "jaxstatic._vmap_pmap.vmap",
-        "jaxstatic._pmap.pmap",
+        "jaxstatic._vmap_pmap.pmap",
         "jaxstatic._ad.grad",
         "jaxstatic._ad.value_and_grad",
         "jaxstatic._ad.checkpoint",
