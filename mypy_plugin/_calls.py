@@ -42,6 +42,7 @@ from . import _deps, _messages
 from ._chain import report
 from ._errorcodes import UNHASHABLE
 from ._fullnames import FUNCTOOLS_PARTIAL, PARTIAL_ATTR
+from ._hashability import is_pytree_dataclass
 from ._markers import has_static as _has_static, is_static
 from ._values import checked_type, expression_type, judge_value
 
@@ -129,8 +130,20 @@ def _check_argument(
     name = sig.arg_names[formal]
     kind = sig.arg_kinds[formal]
     shown = f"*{name}" if kind == ARG_STAR else f"**{name}" if kind == ARG_STAR2 else name
-    message = _messages.cannot_be_static(str(shown), callee_name(call, sig), reason)
+    owner = _constructed_pytree(sig)
+    if owner is not None:
+        message = _messages.static_field(str(shown), owner, reason)
+    else:
+        message = _messages.cannot_be_static(str(shown), callee_name(call, sig), reason)
     report(api, message, arg, UNHASHABLE)
+
+
+def _constructed_pytree(sig: CallableType) -> str | None:
+    """The class name when ``sig`` builds a ``jaxstatic.dataclass``: its Static parameters are its fields."""
+    if not sig.is_type_obj():
+        return None
+    made = get_proper_type(sig.ret_type)
+    return made.type.name if isinstance(made, Instance) and is_pytree_dataclass(made.type) else None
 
 
 def callee_name(call: CallExpr, sig: CallableType) -> str:

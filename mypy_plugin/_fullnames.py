@@ -59,6 +59,12 @@ PARTIAL_ATTR: Final = "__mypy_partial"
 """Where mypy's functools plugin keeps the signature left after binding arguments."""
 
 DATACLASS_DECORATORS: Final = frozenset({"dataclasses.dataclass"})
+PYTREE_DATACLASS: Final = "jaxstatic._dataclass.dataclass"
+"""``jaxstatic.dataclass``: a ``dataclass_transform`` (frozen by default) whose classes are pytrees: ``Static``
+fields are metadata, the others children. An instance hashes its leaves and static fields as they are."""
+PYTREE_FIELD: Final = "jaxstatic._dataclass.field"
+"""Its field specifier (mypy's dataclasses plugin reads it from the ``dataclass_transform``; listed so that a
+rename is caught by the fullname test)."""
 
 HASH_BY_FIELDS: Final = frozenset({"equinox._module._module.Module", "equinox._module.Module"})
 """Classes whose own ``__hash__`` hashes every field's value (``eqx.Module``): an array field makes it fail."""

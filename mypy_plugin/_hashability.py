@@ -47,13 +47,19 @@ from mypy.types import (
 )
 
 from ._fullnames import ARRAY_TYPES, FREEZABLE_CONTAINERS, HASH_BY_FIELDS, HASH_BY_ITEMS
+from ._markers import is_static
+from ._messages import DynamicPytree, dynamic_pytree
 
 RECORD: Final = "__jaxstatic_hash__"
 """The plugin-generated class attribute that says how a ``@dataclass`` class hashes (see ``record_dataclass``)."""
 
+PYTREE_METADATA: Final = "jaxstatic_dataclass"
+"""The key of ``TypeInfo.metadata`` that marks a class decorated with ``jaxstatic.dataclass``."""
+
 # How a class hashes. INHERIT: ``@dataclass(eq=False)`` leaves ``__hash__`` to the bases.
 NONE: Final = "none"
 FIELDS: Final = "fields"
+PYTREE: Final = "pytree"  # a frozen ``jaxstatic.dataclass``: hashes its leaves and its static fields as they are
 TRUSTED: Final = "trusted"
 INHERIT: Final = "inherit"
 UNKNOWN: Final = "unknown"
@@ -151,6 +157,8 @@ def _judge_instance(
         return f'"{info.name}" sets __hash__ to None'
     if mode == FIELDS:
         return _judge_fields(t, depth, seen | {info.fullname}, deps)
+    if mode == PYTREE:
+        return _judge_pytree(t, depth, seen | {info.fullname}, deps)
     if info.tuple_type is not None:
         # A named tuple subclass seen as an instance: judge its items like a tuple.
         return _judge(info.tuple_type, freeze, depth + 1, seen | {info.fullname}, deps)
@@ -189,22 +197,58 @@ def _own_hash(info: TypeInfo) -> str | None:
 
 def _judge_fields(t: Instance, depth: int, seen: frozenset[str], deps: set[str]) -> str | None:
     """A class that hashes its fields: each must be hashable as it is (nothing freezes them)."""
+    for name, member in _fields(t, deps):
+        reason = _judge(member, False, depth + 1, seen, deps)
+        if reason is not None:
+            return f'field "{name}" of "{t.type.name}": {reason}'
+    return None
+
+
+def _judge_pytree(t: Instance, depth: int, seen: frozenset[str], deps: set[str]) -> str | None:
+    """A frozen ``jaxstatic.dataclass`` hashes its children's leaves (containers are pytree nodes, so judged as
+    frozen) and its ``Static`` fields as they are (a ``dict`` there can change in place: no hash). An array among
+    the children makes it a dynamic pytree, which no rule about hashing fixes."""
+    for name, member in _fields(t, deps):
+        static = is_static(member)
+        reason = _judge(member, not static, depth + 1, seen, deps)
+        if reason is None:
+            continue
+        if not static and (isinstance(reason, DynamicPytree) or _any_array(member, 0)):
+            return dynamic_pytree(t.type.name, name)
+        if static and _judge(member, True, depth + 1, seen, deps) is None:
+            return f'Static field "{name}" of "{t.type.name}" holds a container that can change in place'
+        return f'{"Static field" if static else "field"} "{name}" of "{t.type.name}": {reason}'
+    return None
+
+
+def _fields(t: Instance, deps: set[str]) -> list[tuple[str, Type]]:
+    """The dataclass fields of ``t`` (inherited ones included) with their types as seen from ``t``."""
     info = next((b for b in t.type.mro if isinstance(b.metadata.get("dataclass"), dict)), None)
     if info is None:
-        return None
+        return []
     attributes = info.metadata["dataclass"].get("attributes", [])
+    found = []
     for attr in attributes if isinstance(attributes, list) else []:
         name = attr.get("name") if isinstance(attr, dict) else None
         if not isinstance(name, str):
             continue
         deps.add(f"<{info.fullname}.{name}>")
         member = find_member(name, t, t)
-        if member is None:
-            continue
-        reason = _judge(member, False, depth + 1, seen, deps)
-        if reason is not None:
-            return f'field "{name}" of "{t.type.name}": {reason}'
-    return None
+        if member is not None:
+            found.append((name, member))
+    return found
+
+
+def _any_array(typ: Type, depth: int) -> bool:
+    """True when some value of ``typ`` holds an array (``holds_array`` asks whether every value does)."""
+    if depth > _MAX_DEPTH:
+        return False
+    p = get_proper_type(typ)
+    if isinstance(p, Instance):
+        return _is_array_info(p.type) or any(_any_array(a, depth + 1) for a in p.args)
+    if isinstance(p, (TupleType, UnionType)):
+        return any(_any_array(item, depth + 1) for item in p.items)
+    return False
 
 
 def _recorded(info: TypeInfo) -> str | None:
@@ -217,9 +261,14 @@ def _recorded(info: TypeInfo) -> str | None:
     return t.value if isinstance(t, LiteralType) and isinstance(t.value, str) else None
 
 
-def record_dataclass(ctx: ClassDefContext) -> None:
-    """Write into a ``@dataclass`` class how it hashes (mypy's own metadata keeps only ``frozen``)."""
-    options = {"eq": True, "frozen": False, "unsafe_hash": False}
+def record_dataclass(ctx: ClassDefContext, *, pytree: bool = False) -> None:
+    """Write into a ``@dataclass`` class how it hashes (mypy's own metadata keeps only ``frozen``).
+
+    ``pytree``: a ``jaxstatic.dataclass``, frozen by default, whose hash (when ``eq`` and ``frozen``) is its
+    leaves' and static fields'. One that defines ``__eq__`` without ``__hash__`` gets ``__hash__ = None`` from
+    Python, which mypy does not model: unsure, stay silent.
+    """
+    options = {"eq": True, "frozen": pytree, "unsafe_hash": False}
     mode = None
     reason = ctx.reason
     if isinstance(reason, CallExpr):
@@ -230,9 +279,11 @@ def record_dataclass(ctx: ClassDefContext) -> None:
                     mode = UNKNOWN  # not a literal: unsure, stay silent
                 else:
                     options[name] = value
+    if pytree and "__eq__" in ctx.cls.info.names and "__hash__" not in ctx.cls.info.names:
+        mode = UNKNOWN
     if mode is None:
         if options["unsafe_hash"] or (options["eq"] and options["frozen"]):
-            mode = FIELDS
+            mode = PYTREE if pytree else FIELDS
         else:
             mode = NONE if options["eq"] else INHERIT
     info = ctx.cls.info
@@ -241,6 +292,13 @@ def record_dataclass(ctx: ClassDefContext) -> None:
     var._fullname = f"{info.fullname}.{RECORD}"
     var.is_classvar = True
     info.names[RECORD] = SymbolTableNode(MDEF, var, plugin_generated=True)
+    if pytree:
+        info.metadata[PYTREE_METADATA] = {}
+
+
+def is_pytree_dataclass(info: TypeInfo) -> bool:
+    """A class decorated with ``jaxstatic.dataclass`` itself."""
+    return PYTREE_METADATA in info.metadata
 
 
 def _bool_literal(expr: Expression) -> bool | None:

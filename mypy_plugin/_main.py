@@ -19,6 +19,7 @@ from mypy.plugin import (
     Plugin,
     ReportConfigContext,
 )
+from mypy.plugins import dataclasses as dataclasses_plugin
 from mypy.types import CallableType, FunctionLike, Type
 
 from . import _argnames, _calls, _decorators
@@ -36,12 +37,13 @@ from ._fullnames import (
     MARKER_ALIASES,
     NEVER_STATIC_PACKAGES,
     PARTIAL_CALL,
+    PYTREE_DATACLASS,
     STATIC_ALIAS,
     TRANSFORM_DECORATORS,
 )
 from ._hashability import record_dataclass
 
-RULES_VERSION: Final = "2"
+RULES_VERSION: Final = "3"
 """Bump when a rule changes: mypy then rechecks every module instead of replaying cached results."""
 
 
@@ -106,13 +108,16 @@ class JaxstaticPlugin(Plugin):
         return None
 
     def get_class_decorator_hook(self, fullname: str) -> Callable[[ClassDefContext], None] | None:
-        if fullname in DATACLASS_DECORATORS:
+        if fullname in DATACLASS_DECORATORS or fullname == PYTREE_DATACLASS:
             return partial(self._dataclass, fullname)
         return None
 
     def _dataclass(self, fullname: str, ctx: ClassDefContext) -> None:
-        record_dataclass(ctx)
+        record_dataclass(ctx, pytree=fullname == PYTREE_DATACLASS)
         hook = next_hook(ctx.api, self, lambda p: p.get_class_decorator_hook(fullname))
+        if hook is None and fullname == PYTREE_DATACLASS:
+            # mypy tags a dataclass_transform class only when no plugin claims its decorator: do it for mypy.
+            hook = dataclasses_plugin.dataclass_tag_callback
         if hook is not None:
             hook(ctx)
 

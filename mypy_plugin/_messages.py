@@ -11,10 +11,27 @@ UNRESOLVED: Final = (
 )
 
 
+class DynamicPytree(str):
+    """A reason saying the value is a ``jaxstatic.dataclass`` holding arrays: a dynamic pytree. Its fix is to
+    pass it as a regular argument, not to make it hashable."""
+
+
+def dynamic_pytree(owner: str, field: str) -> DynamicPytree:
+    return DynamicPytree(f'"{owner}" is a jaxstatic.dataclass with array fields ("{field}")')
+
+
+_AS_REGULAR: Final = "pass it as a regular argument; its Static fields still select the program"
+
+
 def cannot_be_static(param: str, callee: str, reason: str) -> str:
+    fix = _AS_REGULAR if isinstance(reason, DynamicPytree) else "pass a hashable value or a builtin container of them"
+    return f'Argument "{param}" to "{callee}" cannot be static: {reason}; {fix}'
+
+
+def static_field(field: str, owner: str, reason: str) -> str:
     return (
-        f'Argument "{param}" to "{callee}" cannot be static: {reason}; '
-        "pass a hashable value or a builtin container of them"
+        f'Static field "{field}" of "{owner}" cannot hold this value: {reason}; '
+        "pass a hashable value or a builtin container of them, or drop Static[...] from the field"
     )
 
 
@@ -26,10 +43,11 @@ def never_static(shown: str) -> str:
 
 
 def not_hashable(param: str, function: str, reason: str) -> str:
-    return (
-        f'Static argument "{param}" of "{function}" is not hashable: {reason}; '
-        "use a hashable type (tuple, frozenset, frozen dataclass) or jaxstatic.Static"
-    )
+    if isinstance(reason, DynamicPytree):
+        fix = _AS_REGULAR
+    else:
+        fix = "use a hashable type (tuple, frozenset, frozen dataclass) or jaxstatic.Static"
+    return f'Static argument "{param}" of "{function}" is not hashable: {reason}; {fix}'
 
 
 def unknown_name(option: str, name: str, function: str, params: list[str]) -> str:

@@ -19,6 +19,7 @@ RUNTIME_NAMES = sorted(
     | set(names.ARRAY_TYPES)
     | names.HASH_BY_FIELDS
     | names.DATACLASS_DECORATORS
+    | {names.PYTREE_DATACLASS, names.PYTREE_FIELD}
     | {names.FUNCTOOLS_PARTIAL}
 )
 
