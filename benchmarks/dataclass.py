@@ -20,13 +20,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from dispatch import samples_us  # benchmarks/ is the script's directory
 
 import jaxstatic as js
 from jaxstatic import Static
@@ -91,25 +91,6 @@ def model(kind: str, leaves: int, config: Any = None) -> Any:
     return mlp(layers, jnp.tanh, config)
 
 
-def per_call_us(fn: Callable[[], Any], calls: int) -> float:
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - start) / calls * 1e6
-
-
-def measure(contenders: dict[str, Callable[[], Any]], rounds: int, calls: int) -> dict[str, list[float]]:
-    """Samples of microseconds per call, one per round, the contenders interleaved within each round."""
-    for fn in contenders.values():  # compile, then warm up
-        jax.block_until_ready(fn())
-        per_call_us(fn, calls // 10 or 1)
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, fn in contenders.items():
-            samples[name].append(per_call_us(fn, calls))
-    return samples
-
-
 def forward(m: Any, x: jax.Array) -> jax.Array:
     return x + m.layers[0].b
 
@@ -148,7 +129,7 @@ def main() -> None:
     cases.append(("10-leaf, dict static", operations(10, CONFIG)))
     for size, ops in cases:
         for op, contenders in ops.items():
-            samples = measure(contenders, args.rounds, args.calls)
+            samples = samples_us(contenders, args.rounds, args.calls)
             rd, ours, eq = (statistics.median(samples[k]) for k in ("register_dataclass", "jaxstatic", "equinox"))
             best = min(samples["jaxstatic"]) / min(samples["register_dataclass"])
             print(f"{size + ' ' + op:36} {rd:8.2f} {ours:10.2f} {eq:9.2f} {ours / rd:7.3f} {eq / rd:7.2f} "

@@ -36,7 +36,10 @@ def per_call_us(fn: Callable[[], Any], calls: int) -> float:
     return (time.perf_counter() - start) / calls * 1e6
 
 
-def measure(contenders: dict[str, Callable[[], Any]], rounds: int, calls: int) -> dict[str, float]:
+def samples_us(contenders: dict[str, Callable[[], Any]], rounds: int, calls: int,
+               settle: bool = False) -> dict[str, list[float]]:
+    """Microseconds per call, one sample per round, the contenders interleaved within each round. ``settle`` waits
+    for every contender's results after each round (for pmap, whose queued work would otherwise pile up)."""
     for fn in contenders.values():  # compile, then warm up
         jax.block_until_ready(fn())
         per_call_us(fn, calls // 10 or 1)
@@ -44,8 +47,15 @@ def measure(contenders: dict[str, Callable[[], Any]], rounds: int, calls: int) -
     for _ in range(rounds):
         for name, fn in contenders.items():
             samples[name].append(per_call_us(fn, calls))
+        if settle:
+            jax.block_until_ready([fn() for fn in contenders.values()])
     jax.block_until_ready([fn() for fn in contenders.values()])
-    return {name: statistics.median(s) for name, s in samples.items()}
+    return samples
+
+
+def measure(contenders: dict[str, Callable[[], Any]], rounds: int, calls: int, settle: bool = False) -> dict[str, float]:
+    """The median microseconds per call of each contender."""
+    return {name: statistics.median(s) for name, s in samples_us(contenders, rounds, calls, settle).items()}
 
 
 x, y = jnp.ones(8), jnp.ones(8)

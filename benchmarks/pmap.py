@@ -17,39 +17,19 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from dispatch import measure  # benchmarks/ is the script's directory
 
 import jaxstatic as js
 from jaxstatic import Static
 
 N = 8
 a, b = jnp.arange(float(N)), jnp.arange(float(N)) + 1
-
-
-def per_call_us(fn: Callable[[], Any], calls: int) -> float:
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - start) / calls * 1e6
-
-
-def measure(contenders: dict[str, Callable[[], Any]], rounds: int, calls: int) -> dict[str, float]:
-    for fn in contenders.values():  # compile, then warm up
-        jax.block_until_ready(fn())
-        per_call_us(fn, calls // 10 or 1)
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, fn in contenders.items():
-            samples[name].append(per_call_us(fn, calls))
-        jax.block_until_ready([fn() for fn in contenders.values()])
-    return {name: statistics.median(s) for name, s in samples.items()}
 
 
 def make_hypercube(a: jax.Array, b: jax.Array, c: float, c_func: Static[Callable[[float], float]]) -> jax.Array:
@@ -107,7 +87,7 @@ def main() -> None:
           f"over {args.rounds} interleaved rounds of {args.calls} calls")
     print(f"{'case':24} {'jax.pmap':>9} {'jaxstatic':>10} {'equinox':>9} {'js/jax':>7} {'eqx/jax':>8}")
     for name, make in cases.items():
-        m = measure(make(), args.rounds, args.calls)
+        m = measure(make(), args.rounds, args.calls, settle=True)
         print(f"{name:24} {m['jax']:9.1f} {m['jaxstatic']:10.1f} {m['equinox']:9.1f} "
               f"{m['jaxstatic'] / m['jax']:7.3f} {m['equinox'] / m['jax']:8.2f}")
 
