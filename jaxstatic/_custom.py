@@ -187,6 +187,30 @@ class _CustomFunction(StaticFunction[_P, _R]):
         raise rule_signature_error(self._transform, self._function, role, f"{name}{_options._plain(signature)}",
                                    call, why, fix)
 
+    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+        self._rules_or_error()
+        varpos = next((src for _, src in plan.dynamics if src.kind == "varpos"), None)
+        if varpos is None:
+            return self._custom(plan, body, slot)
+        # A static key holds which parameters were given, not how many *args extras: one key serves calls with any
+        # number of them. The rules take one input per extra, so each number of extras gets a custom rule of its
+        # own, as jax.custom_vjp resolves every call anew; reusing another number's would drop or misplace inputs.
+        named = sum(src.kind != "varpos" for _, src in plan.dynamics)
+        programs: dict[int, Callable[..., Any]] = {}
+
+        def program(*dyn: Any) -> Any:
+            found = programs.get(len(dyn))
+            if found is None:
+                shape = dataclasses.replace(plan, nargs=varpos.index + len(dyn) - named)
+                found = programs.setdefault(len(dyn), self._custom(shape, body, slot))
+            return found(*dyn)
+
+        return program
+
+    def _custom(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+        """The program of one call shape (a fixed number of ``*args`` extras): JAX's custom rule of its inputs."""
+        raise NotImplementedError
+
     def _rules_or_error(self) -> tuple[Callable[..., Any], ...]:
         if self._rules is None:
             raise missing_rule_error(self._transform, self._function, self._define)
@@ -246,8 +270,7 @@ class CustomVJPFunction(_CustomFunction[_P, _R]):
             self._check_rule("bwd", bwd, [*labels, "residuals", "g"], [], _fix("bwd", labels, "the residuals and "
                                                                               "the output cotangent", "custom_vjp"))
 
-    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
-        self._rules_or_error()
+    def _custom(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         inputs, layout = Inputs.of(plan), plan.layout
         custom = jax.custom_vjp(self._primal(inputs, body))
 
@@ -303,8 +326,7 @@ class CustomJVPFunction(_CustomFunction[_P, _R]):
             self._check_rule("jvp", rules[0], [*labels, "primals", "tangents"], [],
                              _fix("jvp", labels, "the tuples of primals and tangents", "custom_jvp"))
 
-    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
-        self._rules_or_error()
+    def _custom(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         inputs = Inputs.of(plan)
         custom = jax.custom_jvp(self._primal(inputs, body))
 

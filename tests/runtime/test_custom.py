@@ -296,3 +296,43 @@ def test_custom_jvp_under_jit_with_a_nodiff_tracer() -> None:
         gx, gkey = loss(X, key, cfg)
         assert close(gx, jnp.cos(X) * key * 10.0) and close(gkey, jnp.zeros(3))
     assert loss.trace_count == 1
+
+
+def summed(x: jax.Array, *ys: jax.Array) -> jax.Array:
+    return x + sum(ys)
+
+
+def summed_fwd(x: jax.Array, *ys: jax.Array) -> tuple[jax.Array, tuple[jax.Array, ...]]:
+    return summed(x, *ys), ys
+
+
+def summed_bwd(ys: tuple[jax.Array, ...], g: jax.Array) -> tuple[jax.Array, ...]:
+    return (g, *(g * (k + 2) for k in range(len(ys))))  # weights 1, 2, 3, ...: a misplaced input shows
+
+
+@pytest.mark.parametrize("counts", [(1, 2, 1), (2, 1, 3)], ids=["more-then-fewer", "fewer-then-more"])
+def test_custom_jvp_gives_each_number_of_extras_its_own_rule(counts: tuple[int, ...]) -> None:
+    def rule(primals: tuple[jax.Array, ...], tangents: tuple[jax.Array, ...]) -> Any:
+        return summed(*primals), sum(t * (k + 1) for k, t in enumerate(tangents))
+
+    ours, theirs = js.custom_jvp(summed), jax.custom_jvp(summed)
+    ours.defjvp(rule)
+    theirs.defjvp(rule)
+    for extras in counts:
+        ys = [jnp.float32(k + 2.0) for k in range(extras)]
+        assert ours(1.0, *ys) == theirs(1.0, *ys) == 1.0 + sum(ys)
+        for argnums in range(extras + 1):
+            assert jax.grad(ours, argnums)(1.0, *ys) == jax.grad(theirs, argnums)(1.0, *ys) == argnums + 1
+        assert jax.jit(ours)(1.0, *ys) == 1.0 + sum(ys)
+
+
+@pytest.mark.parametrize("counts", [(1, 2), (2, 1)], ids=["one-then-two", "two-then-one"])
+def test_custom_vjp_gives_each_number_of_extras_its_own_rule(counts: tuple[int, ...]) -> None:
+    ours, theirs = js.custom_vjp(summed), jax.custom_vjp(summed)
+    ours.defvjp(summed_fwd, summed_bwd)
+    theirs.defvjp(summed_fwd, summed_bwd)
+    for extras in counts:
+        ys = [2.0 + k for k in range(extras)]
+        assert ours(1.0, *ys) == theirs(1.0, *ys) == 1.0 + sum(ys)
+        for argnums in range(extras + 1):
+            assert jax.grad(ours, argnums)(1.0, *ys) == jax.grad(theirs, argnums)(1.0, *ys) == argnums + 1
