@@ -76,6 +76,7 @@ class StaticFunction(Generic[_P, _R]):
 
     _transform: ClassVar[str] = "transform"
     _counts_traces: ClassVar[bool] = True  # jit and pmap count traces; vmap and grad leave that to a jit above them
+    _eager_without_jit: ClassVar[bool] = False  # jit alone becomes the plain function under jax.disable_jit()
 
     def __init__(self, fn: Callable[_P, _R], options: dict[str, Any], *, max_traces: int | None = None,
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
@@ -236,9 +237,9 @@ class StaticFunction(Generic[_P, _R]):
     # -- misses and faults -----------------------------------------------------------------------------------
 
     def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        # jax.disable_jit() runs the compiling transforms (those that count traces) eagerly, not a trace, nothing
-        # cached; grad, vmap and the others keep their meaning, as JAX's do.
-        if self._counts_traces and jit_disabled():
+        # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
+        # others keep their meaning (pmap still maps over devices), as JAX's do.
+        if self._eager_without_jit and jit_disabled():
             return self._fn(*args, **kwargs)
         me = threading.get_ident()
         while True:

@@ -41,6 +41,7 @@ class JitFunction(StaticFunction[_P, _R]):
     """
 
     _transform = "jit"
+    _eager_without_jit = True
 
     def __init__(self, fn: Callable[_P, _R], *, max_traces: int | None = None,
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE, **jax_options: Any) -> None:

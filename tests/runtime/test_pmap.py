@@ -202,3 +202,20 @@ def test_bare_decorator_form_wraps_and_keeps_the_signature() -> None:
     assert str(step.__signature__) == "(x: 'jax.Array', n: 'Static[int]' = 2) -> 'jax.Array'"
     assert repr(step) == "<jaxstatic.pmap of step>"
     np.testing.assert_array_equal(step(jnp.ones(N)), np.full(N, 2.0 * N))
+
+
+def test_disable_jit_keeps_mapping_over_devices_as_jax_pmap_does() -> None:
+    """jax.disable_jit() turns off compilation, not the mapping: shapes and collectives stay those of jax.pmap."""
+
+    def share(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n / jax.lax.psum(x.sum(), "i")
+
+    x = jnp.arange(N * 2, dtype=jnp.float32).reshape(N, 2) + 1
+    mapped = js.pmap(share, "i")
+    want = jax.pmap(share, "i", static_broadcasted_argnums=1)(x, 2)
+    with jax.disable_jit():
+        assert jax.pmap(share, "i", static_broadcasted_argnums=1)(x, 2).shape == (N, 2)
+        out = mapped(x, 2)
+    assert out.shape == (N, 2)
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    np.testing.assert_allclose(mapped(x, 2), want, rtol=1e-6)

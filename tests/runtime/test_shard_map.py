@@ -141,3 +141,19 @@ def test_mesh_from_the_context_and_decorator_form() -> None:
         x = jax.device_put(jnp.arange(float(N)), P("batch"))
         np.testing.assert_array_equal(scaled(x, 3), np.arange(N) * 3.0)  # in_specs inferred from x's sharding
     assert scaled.trace_count == 1
+
+
+def test_disable_jit_keeps_sharding_as_jax_shard_map_does(mesh: Mesh) -> None:
+    """jax.disable_jit() turns off compilation, not the mapping: each shard sees its block, and psum its axis."""
+    sharded = js.shard_map(step, mesh=mesh, in_specs=(P("batch"), P()), out_specs=(P(), P("batch")))
+    x, w = _data()
+    cfg = {"act": jnp.tanh, "scale": 2.0}
+    want_loss, want_y = _on_one_device(x, w, cfg)
+    with jax.disable_jit():
+        loss, y = sharded(x, w, cfg)
+    assert y.shape == want_y.shape == (N * 4, 2)
+    np.testing.assert_allclose(y, want_y, rtol=1e-6)
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
+    loss, y = sharded(x, w, cfg)
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
+    assert sharded.trace_count == 1
