@@ -406,7 +406,8 @@ class StaticFunction(Generic[_P, _R]):
         return self._stats.cache_info()
 
     def clear_cache(self) -> None:
-        """Drop every compiled program and every static value held for them."""
+        """Drop every compiled program and every static value held for them, by this transform and by the
+        jaxstatic transforms it wraps (``js.jit(js.vmap(f))`` clears the vmap's too)."""
         with self._lock:
             for program in self._cache.values():
                 getattr(program, "clear_cache", lambda: None)()
@@ -414,6 +415,9 @@ class StaticFunction(Generic[_P, _R]):
             self._slots.clear()
             self._memo.clear()
             self._stats.cleared()
+        inner = _inner_transform(self._fn)
+        if inner is not None:
+            inner.clear_cache()
 
     @property
     def __signature__(self) -> inspect.Signature:
@@ -458,6 +462,17 @@ def _general_call(self: StaticFunction[Any, Any], args: tuple[Any, ...], kwargs:
     if dispatch is None:
         dispatch = self._new_dispatch(args, kwargs)
     return dispatch(args, kwargs)
+
+
+def _inner_transform(fn: Callable[..., Any]) -> StaticFunction[Any, Any] | None:
+    """The jaxstatic transform that ``fn`` is, or that it wraps (through ``functools.wraps`` decorators)."""
+    for _ in range(64):  # a __wrapped__ cycle cannot hang clear_cache()
+        if isinstance(fn, StaticFunction):
+            return fn
+        fn = getattr(fn, "__wrapped__", None)  # type: ignore[assignment]
+        if fn is None:
+            return None
+    return None
 
 
 def statics_of(plan: Plan, slot: Slot) -> dict[str, Any]:

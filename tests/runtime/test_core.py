@@ -259,3 +259,35 @@ def test_float_statics_are_keyed_by_their_bits_on_the_hit_path() -> None:
     assert f.trace_count == 5
     assert f(jnp.ones(1), -0.0).tolist() == [-1.0]
     assert f.trace_count == 5
+
+
+class _Token:
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return x * 2.0
+
+
+def _scaled(x: jax.Array, act: Static[Any]) -> jax.Array:
+    return jnp.sum(act(x))
+
+
+STACKS = {
+    "jit(vmap)": lambda f: js.jit(js.vmap(f)),
+    "vmap(jit)": lambda f: js.vmap(js.jit(f)),
+    "jit(grad)": lambda f: js.jit(js.grad(f)),
+    "grad(jit)": lambda f: js.grad(js.jit(f)),
+    "jit(grad(checkpoint))": lambda f: js.jit(js.grad(js.checkpoint(f))),
+}
+
+
+@pytest.mark.parametrize("stack", list(STACKS), ids=list(STACKS))
+def test_clear_cache_on_a_stack_releases_the_static_values_of_every_transform_in_it(stack: str) -> None:
+    f = STACKS[stack](_scaled)
+    token = _Token()
+    ref = weakref.ref(token)
+    f(jnp.ones(3), token)
+    del token
+    gc.collect()
+    assert ref() is not None  # held while the programs are cached
+    f.clear_cache()
+    gc.collect()
+    assert ref() is None
