@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -219,3 +221,33 @@ def test_disable_jit_keeps_mapping_over_devices_as_jax_pmap_does() -> None:
     assert out.shape == (N, 2)
     np.testing.assert_allclose(out, want, rtol=1e-6)
     np.testing.assert_allclose(mapped(x, 2), want, rtol=1e-6)
+
+
+class _Token:
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return x * 2.0
+
+
+def _applied(x: jax.Array, act: Static[Any]) -> jax.Array:
+    return act(x)
+
+
+@pytest.mark.parametrize("release", ["clear_cache", "del"])
+def test_clear_cache_and_dropping_release_static_values(release: str) -> None:
+    """JAX's own pmap caches never hold a static value: jaxstatic's cache alone keeps it, and lets it go."""
+    mapped = js.pmap(_applied)
+    token = _Token()
+    ref = weakref.ref(token)
+    x = jnp.arange(N, dtype=jnp.float32)
+    np.testing.assert_array_equal(mapped(x, token), x * 2.0)
+    np.testing.assert_array_equal(mapped(x, _Token()), x * 2.0)  # an unequal token: a second program
+    del token
+    gc.collect()
+    assert ref() is not None  # held while its program is cached
+    if release == "clear_cache":
+        mapped.clear_cache()
+        assert mapped.cache_info().currsize == 0
+    else:
+        del mapped
+    gc.collect()
+    assert ref() is None
