@@ -145,10 +145,18 @@ class StaticFunction(Generic[_P, _R]):
     def _layout(self) -> Layout:
         layout = self._layout_
         if layout is None:
-            layout = Layout.of(self._fn, self._function, self._signature(), self._params().static)
+            layout = Layout.of(self._fn, self._function, self._signature(), self._params().static | self._inner_static())
             self._resolve(layout)
             self._layout_ = layout
         return layout
+
+    def _inner_static(self) -> frozenset[str]:
+        """Parameters a wrapped jaxstatic transform makes static by its options (``static_argnames``,
+        ``nondiff_argnums``, ...): static here too, as an annotation is, since its program needs them static."""
+        inner = _inner_transform(self._fn)
+        if inner is None:
+            return frozenset()
+        return inner._layout().static & self._signature().parameters.keys()
 
     def _shape(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, dict[str, Callable[..., Any]]]:
         """The plan and generated functions of this call's shape, made when the shape is first seen."""

@@ -273,3 +273,31 @@ def test_checkpoint_static_argnums_add_to_the_annotations() -> None:
     assert g.cache_info().currsize == 2
     with pytest.raises(js.OptionError, match="static_argnums of f contains 2"):
         js.checkpoint(f, static_argnums=2)
+
+
+def _power(x: jax.Array, n: int) -> jax.Array:
+    return jnp.sum(x**n)
+
+
+INNER_STATIC = {
+    "checkpoint static_argnames": lambda: js.checkpoint(_power, static_argnames="n"),
+    "checkpoint static_argnums": lambda: js.checkpoint(_power, static_argnums=1),
+    "grad of checkpoint": lambda: js.grad(js.checkpoint(_power, static_argnames="n")),
+    "custom_jvp nondiff_argnums": lambda: _custom_power(),
+}
+
+
+def _custom_power() -> Any:
+    f = js.custom_jvp(_power, nondiff_argnums=(1,))
+    f.defjvp(lambda n, p, t: (_power(p[0], n), jnp.sum(n * p[0] ** (n - 1) * t[0])))
+    return f
+
+
+@pytest.mark.parametrize("inner", list(INNER_STATIC), ids=list(INNER_STATIC))
+def test_a_parameter_static_by_an_inner_transforms_option_is_static_above_it(inner: str) -> None:
+    f = js.jit(INNER_STATIC[inner]())
+    x = jnp.array([1.0, 2.0])
+    for n in (3, 3, 2):
+        want = jax.grad(_power)(x, n) if "grad" in inner else _power(x, n)
+        np.testing.assert_allclose(f(x, n), want)
+    assert f.trace_count == 2
