@@ -140,6 +140,7 @@ class VmapFunction(StaticFunction[_P, _R]):
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
         self._in_axes_given = in_axes
         self._in_axes: InAxes | None = None
+        _check_out_axes(_options.display_name(fn), out_axes)
         self._vmap_options = {"out_axes": out_axes, "axis_name": axis_name, "axis_size": axis_size,
                               "spmd_axis_name": spmd_axis_name}
         super().__init__(fn, {}, cache_size=cache_size)
@@ -169,6 +170,15 @@ class VmapFunction(StaticFunction[_P, _R]):
             return mapped(*pos, *kw.values())
 
         return program
+
+
+def _check_out_axes(function: str, out_axes: Any) -> None:
+    """``jax.vmap``'s check of ``out_axes``, made when it is applied, as ``jax.vmap`` makes it."""
+    leaves = jax.tree_util.tree_leaves(out_axes, is_leaf=lambda v: v is None)
+    bad = next((leaf for leaf in leaves if leaf is not None and type(leaf) is not int), None)
+    if bad is not None:
+        raise option_error("out_axes", function, f"is {out_axes!r}, and {bad!r} (a {type(bad).__qualname__}) is not "
+                           "an axis", "Give an int, None, or a tree of those matching the output.")
 
 
 def _flat(body: Callable[..., Any], nargs: int, kwnames: tuple[str, ...]) -> Callable[..., Any]:

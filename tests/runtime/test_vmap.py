@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -247,3 +248,17 @@ def test_out_axes_and_axis_size_pass_through() -> None:
         return jnp.full(2, n, dtype=jnp.float32)
 
     assert js.vmap(f, in_axes=None, axis_size=3, out_axes=1)(jnp.ones(1), 5).shape == (2, 3)
+
+
+@pytest.mark.parametrize(("out_axes", "bad"), [("a", "'a' (a str)"), ((0, 1.5), "1.5 (a float)")])
+def test_out_axes_that_is_no_axis_is_refused_when_applied_as_jax_vmap_does(out_axes: Any, bad: str) -> None:
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    with pytest.raises(TypeError):
+        jax.vmap(f, out_axes=out_axes)
+    with pytest.raises(js.OptionError, match=re.escape(
+            f"jaxstatic: out_axes of f is {out_axes!r}, and {bad} is not an axis. Give an int, None, or a tree of "
+            "those matching the output.")):
+        js.vmap(f, out_axes=out_axes)
+    assert js.vmap(f, out_axes=(0, None, {"a": 1}))  # ints, None and trees of them are axes
