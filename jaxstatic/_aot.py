@@ -42,11 +42,15 @@ class Compilation:
 class Lowered:
     """JAX's ``Lowered`` for one set of static values; ``compile()`` keeps the function's signature."""
 
-    def __init__(self, compilation: Compilation, lowered: Any) -> None:
-        self._compilation, self._lowered = compilation, lowered
+    def __init__(self, compilation: Compilation, lowered: Any, bound: tuple[Any, ...] = ()) -> None:
+        self._compilation, self._lowered, self._bound = compilation, lowered, bound
+
+    def bind(self, *leading: Any) -> Lowered:
+        """The same program, whose compiled form takes ``leading`` (a method's ``self``) as given already."""
+        return Lowered(self._compilation, self._lowered, (*self._bound, *leading))
 
     def compile(self, *args: Any, **kwargs: Any) -> Compiled:
-        return Compiled(self._compilation, self._lowered.compile(*args, **kwargs))
+        return Compiled(self._compilation, self._lowered.compile(*args, **kwargs), self._bound)
 
     def __getattr__(self, name: str) -> Any:  # as_text, cost_analysis, ...: JAX's own
         return getattr(self._lowered, name)
@@ -55,11 +59,12 @@ class Lowered:
 class Compiled:
     """A compiled program called with the original function's arguments, static ones included."""
 
-    def __init__(self, compilation: Compilation, compiled: Any) -> None:
-        self._compilation, self._compiled = compilation, compiled
+    def __init__(self, compilation: Compilation, compiled: Any, bound: tuple[Any, ...] = ()) -> None:
+        self._compilation, self._compiled, self._bound = compilation, compiled, bound
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         c = self._compilation
+        args = (*self._bound, *args) if self._bound else args
         plan = c.plan_for(args, kwargs)
         key = c.key_for(args, kwargs)
         if key != c.key:

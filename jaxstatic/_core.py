@@ -451,7 +451,8 @@ class BoundMethod(functools.partial):  # type: ignore[type-arg]
     ``trace`` and ``eval_shape`` bind ``obj`` too; other attributes (``trace_count``, ...) are the function's."""
 
     def lower(self, *args: Any, **kwargs: Any) -> Any:
-        return self.func.lower(*self.args, *args, **kwargs)  # type: ignore[attr-defined]
+        """Lowered for ``obj``: its ``compile()`` is called without ``obj``, as the method is."""
+        return self.func.lower(*self.args, *args, **kwargs).bind(*self.args)  # type: ignore[attr-defined]
 
     def trace(self, *args: Any, **kwargs: Any) -> Any:
         return self.func.trace(*self.args, *args, **kwargs)  # type: ignore[attr-defined]

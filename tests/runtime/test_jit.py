@@ -483,7 +483,7 @@ def test_methods_bind_self_for_lower_trace_and_eval_shape() -> None:
 
     m = Model(2.0)
     x = jnp.ones(2)
-    assert m.apply.lower(x).compile()(m, x).tolist() == [2.0, 2.0]
+    assert m.apply.lower(x).compile()(x).tolist() == [2.0, 2.0]  # bound, as the method is
     assert m.apply.eval_shape(x) == jax.ShapeDtypeStruct((2,), jnp.float32)
     assert "mul" in str(m.apply.trace(x).jaxpr)
     assert m.apply(x).tolist() == [2.0, 2.0]
