@@ -93,7 +93,7 @@ class StaticFunction(Generic[_P, _R]):
         self._signature_: inspect.Signature | None = None
         self._params_: _options.ParamOptions | None = None
         self._stats = _stats.TraceStats(self._function, _options.check_max_traces(self._function, max_traces),
-                                        _options.check_cache_size(self._function, cache_size))
+                                        _options.check_cache_size(self._function, cache_size), self._label(fn))
         self._cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
         self._stats.currsize = self._cache.__len__
         self._slots: dict[Any, Slot] = {}
@@ -113,6 +113,11 @@ class StaticFunction(Generic[_P, _R]):
             self._params()
             with contextlib.suppress(AnnotationError):
                 self._layout()
+
+    def _label(self, fn: Callable[..., Any]) -> str:
+        """``jit(grad(loss))``: this transform around the one it wraps, as ``trace_report()`` names it."""
+        inner = _inner_transform(fn)
+        return f"{self._transform}({inner._stats.label if inner is not None else self._function})"
 
     # -- what a transform supplies ---------------------------------------------------------------------------
 

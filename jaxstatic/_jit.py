@@ -80,6 +80,9 @@ class JitFunction(StaticFunction[_P, _R]):
         be), with the caller's own static values handed to the body while JAX traces it."""
         plan, code = self._shape(args, kwargs)
         key = code["key"](args, kwargs)
+        # Counted as a call, as its trace (if it traces) is counted as a miss: hits are calls less misses, so an
+        # uncounted lower() hid the next hit.
+        next(self._stats.calls)
         with self._lock:
             program, slot = self._cache.get(key), self._slots.get(key)
         made = program is None or slot is None
@@ -92,6 +95,9 @@ class JitFunction(StaticFunction[_P, _R]):
         outer, local.statics = getattr(local, "statics", None), plan.static_values(args, kwargs)
         try:
             result = getattr(program, method)(*pos, **kw)
+        except BaseException:
+            next(self._stats.failures)
+            raise
         finally:
             local.statics = outer
         if made:

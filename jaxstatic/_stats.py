@@ -63,8 +63,10 @@ class TraceStats:
     not as a hit.
     """
 
-    def __init__(self, function: str, max_traces: int | None, maxsize: int | None = None) -> None:
+    def __init__(self, function: str, max_traces: int | None, maxsize: int | None = None,
+                 label: str | None = None) -> None:
         self.function = function
+        self.label = label or function  # the report's name: the transform stack, jit(grad(loss))
         self.max_traces = max_traces
         self.maxsize = maxsize
         self.lock = threading.Lock()  # held for bookkeeping only, never while tracing or compiling
@@ -126,12 +128,13 @@ _REGISTRY: weakref.WeakSet[TraceStats] = weakref.WeakSet()
 
 
 def trace_report() -> str:
-    """A table of every live jaxstatic function: traces, hits, misses and the last retrace's reason."""
+    """A table of every live jaxstatic function, named by its transform stack (``jit(grad(loss))``): traces,
+    hits, misses and the last retrace's reason."""
     rows = [("function", "traces", "hits", "misses", "last retrace")]
-    for stats in sorted(_REGISTRY, key=lambda s: s.function):
+    for stats in sorted(_REGISTRY, key=lambda s: s.label):
         info = stats.cache_info()
         last = "; ".join(stats.retraces[-1].changes) if stats.retraces else "-"
-        rows.append((stats.function, str(stats.traces), str(info.hits), str(info.misses), last or "(dropped)"))
+        rows.append((stats.label, str(stats.traces), str(info.hits), str(info.misses), last or "(dropped)"))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4] for r in rows]
     return "\n".join(lines)

@@ -363,8 +363,38 @@ def test_trace_report_lists_functions() -> None:
     reported_fn(jnp.ones(1), 2)
     reported_fn(jnp.ones(1), 2)
     line = next(ln for ln in js.trace_report().splitlines() if "reported_fn" in ln)
-    assert line.split()[1:4] == ["2", "1", "2"]
+    assert line.split()[:4] == ["jit(reported_fn)", "2", "1", "2"]
     assert line.endswith("n: 1 -> 2")
+
+
+def test_trace_report_names_the_transform_stack() -> None:
+    def reported_loss(x: jax.Array, n: Static[int]) -> jax.Array:
+        return jnp.sum(x**n)
+
+    fns = [js.jit(reported_loss), js.grad(reported_loss), js.jit(js.grad(reported_loss))]
+    for f in fns:
+        f(jnp.ones(2), 2)
+    rows = [ln.split()[:4] for ln in js.trace_report().splitlines() if "reported_loss" in ln]
+    assert rows == [["grad(reported_loss)", "0", "0", "1"],  # the grad alone, then the one inside the jit
+                    ["grad(reported_loss)", "0", "0", "1"],
+                    ["jit(grad(reported_loss))", "1", "0", "1"],
+                    ["jit(reported_loss)", "1", "0", "1"]]
+
+
+@pytest.mark.parametrize("method", ["lower", "trace", "eval_shape"])
+def test_hits_count_the_first_hit_after_ahead_of_time_and_clear_cache(method: str) -> None:
+    @js.jit
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    getattr(f, method)(jnp.ones(2), 3)
+    assert f.cache_info()[:2] == (0, 1)
+    f.clear_cache()
+    f(jnp.ones(2), 3)
+    f(jnp.ones(2), 3)
+    assert f.cache_info()[:2] == (1, 2)
+    getattr(f, method)(jnp.ones(2), 3)  # the kept program: a hit
+    assert f.cache_info()[:2] == (2, 2)
 
 
 def test_keyword_names_reused_with_other_positionals() -> None:
