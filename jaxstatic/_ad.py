@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, overload
 
@@ -43,7 +44,7 @@ class GradFunction(StaticFunction[_P, _R]):
                  argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,
                  allow_int: bool = False) -> None:
         self._argnums, self._argnames = argnums, argnames
-        self._diff: tuple[str, ...] = ()
+        self._diff: tuple[str | int, ...] = ()  # parameter names, and *args extras by position among them
         self._single = True
         super().__init__(fn, {"has_aux": has_aux, "holomorphic": holomorphic, "allow_int": allow_int})
 
@@ -57,17 +58,21 @@ class GradFunction(StaticFunction[_P, _R]):
         if self._argnums is not None and self._argnames is not None:
             raise option_error("argnums/argnames", function, f"are both given ({self._argnums!r} and "
                                f"{self._argnames!r})", "Name the differentiated parameters one way.")
+        names: tuple[str | int, ...]
         if self._argnums is not None:
-            option, self._single = "argnums", isinstance(self._argnums, int)
-            names = _options.names_of_argnums(function, signature, self._argnums, option)
+            option, self._single = "argnums", isinstance(self._argnums, numbers.Integral)
+            names = _options.argnums_into_varargs(function, signature, self._argnums, option)
+            varargs = [n for n, p in signature.parameters.items() if p.kind is p.VAR_POSITIONAL]
+            _options.check_not_static(function, varargs if any(type(n) is int for n in names) else (),
+                                      layout.static, option)
         elif self._argnames is not None:
             option, self._single = "argnames", isinstance(self._argnames, str)
             names = _options.check_argnames(function, signature, self._argnames, option)
         else:
             option, names = "argnums", _first_differentiable(layout)
-        _options.check_not_static(function, names, layout.static, option)
+        _options.check_not_static(function, [n for n in names if isinstance(n, str)], layout.static, option)
         for name in names:
-            if name in layout.nodiff:
+            if isinstance(name, str) and name in layout.nodiff:
                 raise option_error(option, function, f"names {name!r}, which is NoDiff (traced, never "
                                    "differentiated)", f"Drop {name!r} from {option}, or remove its NoDiff mark.")
         self._diff = names
@@ -75,9 +80,10 @@ class GradFunction(StaticFunction[_P, _R]):
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         named = [name for name, src in plan.dynamics if src.kind not in ("varpos", "varkw")]
         for name in self._diff:
-            if name not in named:
+            if isinstance(name, str) and name not in named:
                 raise missing_argument_error(self._transform, self._function, name)
-        argnums = tuple(named.index(name) for name in self._diff)
+        # a *args extra by its position among them: they follow the named values, one argument each
+        argnums = tuple(named.index(n) if isinstance(n, str) else len(named) + n for n in self._diff)
         transform = jax.value_and_grad if self._value else jax.grad
         program = transform(body, argnums=argnums[0] if self._single else argnums, **self._options)
         return functools.partial(_checked_call, program, frozenset(argnums))

@@ -57,7 +57,10 @@ class JitFunction(StaticFunction[_P, _R]):
         return self._in_shardings is not None
 
     def _resolve(self, layout: Layout) -> None:
-        _options.check_not_static(self._function, self._params().donate, layout.static, "donate_argnums/donate_argnames")
+        params = self._params()
+        varargs = [n for n, p in layout.signature.parameters.items() if p.kind is p.VAR_POSITIONAL]
+        _options.check_not_static(self._function, [*params.donate, *(varargs if params.donate_extras else ())],
+                                  layout.static, "donate_argnums/donate_argnames")
         self._by_name = _options.per_parameter(self._function, layout.signature, self._in_shardings, "in_shardings",
                                                layout.static)
 
@@ -65,6 +68,9 @@ class JitFunction(StaticFunction[_P, _R]):
         options = dict(self._options)
         program_args = [name for name, src in plan.dynamics if src.kind != "varkw"]
         donate = [i for i, name in enumerate(program_args) if name in self._params().donate]
+        if program_args and plan.dynamics[len(program_args) - 1][1].kind == "varpos":
+            # the *args extras follow the named values, one argument each, as jax.jit counts them
+            donate += sorted(len(program_args) - 1 + k for k in self._params().donate_extras)
         if donate:
             options["donate_argnums"] = tuple(donate)
         if self._by_name is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
+import numbers
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -70,12 +71,28 @@ def positional(signature: inspect.Signature) -> list[str]:
 
 def names_of_argnums(function: str, signature: inspect.Signature, nums: Any, option: str) -> tuple[str, ...]:
     """The parameter names that ``option`` (``static_argnums``, ``donate_argnums``, ...) refers to by position."""
+    return tuple(_positions(function, signature, nums, option, into_varargs=False))  # type: ignore[arg-type]
+
+
+def argnums_into_varargs(function: str, signature: inspect.Signature, nums: Any,
+                         option: str) -> tuple[str | int, ...]:
+    """Like ``names_of_argnums``, but a position past the named ones is the ``*args`` extra it falls on (an int,
+    counted from 0), as ``jax.jit``'s ``donate_argnums`` and ``jax.grad``'s ``argnums`` take it."""
+    return tuple(_positions(function, signature, nums, option, into_varargs=True))
+
+
+def _positions(function: str, signature: inspect.Signature, nums: Any, option: str,
+               into_varargs: bool) -> list[str | int]:
     names = positional(signature)
     has_varargs = any(p.kind is _Kind.VAR_POSITIONAL for p in signature.parameters.values())
-    out = []
+    out: list[str | int] = []
     for i in as_tuple(nums):
-        if type(i) is not int:
+        if isinstance(i, bool) or not isinstance(i, numbers.Integral):  # numpy integers too, as jax takes them
             raise option_error(option, function, f"contains {_describe(i)}", "Give parameter positions as ints.")
+        i = int(i)
+        if into_varargs and has_varargs and i >= len(names):
+            out.append(i - len(names))
+            continue
         if not -len(names) <= i < len(names):
             where = (" or beyond, into *args" if has_varargs else "")
             raise option_error(
@@ -83,7 +100,7 @@ def names_of_argnums(function: str, signature: inspect.Signature, nums: Any, opt
                 f"contains {i}, but {function}{_plain(signature)} has {len(names)} positional parameter(s){where}",
                 f"Use an index below {len(names)}, or name the parameter.")
         out.append(names[i])
-    return tuple(out)
+    return out
 
 
 def check_argnames(function: str, signature: inspect.Signature, names: Any, option: str) -> tuple[str, ...]:
@@ -134,15 +151,18 @@ class ParamOptions:
 
     static: frozenset[str]  # from static_argnums/static_argnames (annotations add to these later)
     donate: tuple[str, ...]  # in signature order
+    donate_extras: frozenset[int] = frozenset()  # *args extras donated by position (0 is the first extra)
 
 
 def resolve_param_options(function: str, signature: inspect.Signature, options: dict[str, Any]) -> ParamOptions:
     """Pop and check ``static_argnums/argnames`` and ``donate_argnums/argnames`` from ``options``."""
     static = (*names_of_argnums(function, signature, options.pop("static_argnums", None), "static_argnums"),
               *check_argnames(function, signature, options.pop("static_argnames", None), "static_argnames"))
-    donate = set(names_of_argnums(function, signature, options.pop("donate_argnums", None), "donate_argnums"))
+    donated = argnums_into_varargs(function, signature, options.pop("donate_argnums", None), "donate_argnums")
+    donate = {n for n in donated if isinstance(n, str)}
     donate |= set(check_argnames(function, signature, options.pop("donate_argnames", None), "donate_argnames"))
-    return ParamOptions(frozenset(static), tuple(n for n in signature.parameters if n in donate))
+    return ParamOptions(frozenset(static), tuple(n for n in signature.parameters if n in donate),
+                        frozenset(k for k in donated if isinstance(k, int)))
 
 
 def check_not_static(function: str, names: Iterable[str], static: frozenset[str], option: str) -> None:
@@ -174,6 +194,6 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
                        f"parameter(s) {dynamic}", f"Give one entry per parameter in {dynamic}, or a dict by name.")
 
 
-__all__ = ["JAX_JIT_CACHE_SIZE", "OptionError", "ParamOptions", "as_tuple", "check_argnames", "check_cache_size",
+__all__ = ["JAX_JIT_CACHE_SIZE", "OptionError", "ParamOptions", "argnums_into_varargs", "as_tuple", "check_argnames", "check_cache_size",
            "check_callable", "check_max_traces", "check_not_static", "display_name", "names_of_argnums",
            "per_parameter", "positional", "resolve_param_options"]

@@ -301,3 +301,19 @@ def test_a_parameter_static_by_an_inner_transforms_option_is_static_above_it(inn
         want = jax.grad(_power)(x, n) if "grad" in inner else _power(x, n)
         np.testing.assert_allclose(f(x, n), want)
     assert f.trace_count == 2
+
+
+def _picked(x: jax.Array, n: Static[int], *ys: jax.Array) -> jax.Array:
+    return x * ys[1] ** n
+
+
+@pytest.mark.parametrize("argnums", [3, np.int64(3), (3, 0), (np.int32(0), 2)], ids=str)
+def test_argnums_reach_into_args_as_in_jax_grad(argnums: Any) -> None:
+    theirs = jax.grad(lambda x, *ys: _picked(x, 2, *ys), argnums=jax.tree_util.tree_map(lambda i: int(i) - (i > 1),
+                                                                                        argnums))
+    args = (1.5, 2.0, 3.0)
+    want = theirs(*args)
+    got = js.grad(_picked, argnums=argnums)(args[0], 2, *args[1:])
+    assert isinstance(got, tuple) == isinstance(want, tuple)  # an integer, numpy's too, gives one gradient
+    np.testing.assert_allclose(got, want)
+    np.testing.assert_allclose(js.jit(js.grad(_picked, argnums=argnums))(args[0], 2, *args[1:]), want)

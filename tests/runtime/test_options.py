@@ -53,8 +53,8 @@ def test_in_shardings_dict_naming_no_parameter_fails(mesh: Mesh) -> None:
 
 
 def _donation_cases() -> Iterator[tuple[dict[str, Any], str]]:
-    yield {"donate_argnums": 5}, r"donate_argnums of h contains 5, but h\(x, y, \*rest\) has 2 positional parameter"
-    yield {"donate_argnums": 2}, r"contains 2, but h\(x, y, \*rest\) has 2 positional parameter\(s\) or beyond, into \*args"
+    yield {"donate_argnums": -3}, r"donate_argnums of h contains -3, but h\(x, y, \*rest\) has 2 positional parameter"
+    yield {"donate_argnums": 1.0}, r"donate_argnums of h contains 1\.0 \(a float\)\. Give parameter positions as ints\."
     yield {"donate_argnames": "yy"}, r"donate_argnames of h names 'yy', which is not a parameter of h\(x, y, \*rest\)"
     yield {"donate_argnames": ("rest",)}, r"donate_argnames of h names 'rest', which is not a parameter"
     yield {"donate_argnums": 1, "static_argnums": 1}, r"donate_argnums/donate_argnames of h names 'y', which is Static"
@@ -156,3 +156,25 @@ def test_unknown_options_name_the_closest() -> None:
 def test_cache_size_must_be_positive() -> None:
     with pytest.raises(js.OptionError, match=r"cache_size of g is 0 \(a int\)\. Give an int >= 1"):
         js.jit(g, cache_size=0)
+
+
+def test_donate_argnums_into_args_donates_the_extras_as_jax_jit_does() -> None:
+    def va(n: Static[int], *xs: jax.Array) -> jax.Array:
+        return sum(xs) * n  # type: ignore[return-value]
+
+    ours, theirs = js.jit(va, donate_argnums=np.int64(1)), jax.jit(va, static_argnums=0, donate_argnums=1)
+    for f in (ours, theirs):
+        xs = [jnp.ones(2), jnp.ones(2) * 2]
+        np.testing.assert_array_equal(f(2, *xs), [6.0, 6.0])
+        assert [x.is_deleted() for x in xs] == [True, False]
+    xs = (jnp.ones(2),) * 3
+    ours_info = js.jit(va, donate_argnums=(1, 2)).lower(2, *xs).args_info
+    theirs_info = jax.jit(va, static_argnums=0, donate_argnums=(1, 2)).lower(2, *xs).args_info
+    assert [a.donated for a in jax.tree_util.tree_leaves(ours_info)] == [True, True, False]
+    assert [a.donated for a in jax.tree_util.tree_leaves(theirs_info)] == [True, True, False]
+    with pytest.raises(js.OptionError, match=r"donate_argnums/donate_argnames of vs names 'xs', which is Static"):
+        js.jit(vs, donate_argnums=2)
+
+
+def vs(x: jax.Array, *xs: Static[int]) -> jax.Array:
+    return x
