@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Concatenate, Generic, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec, Self
 
-from . import _codegen, _explain, _freeze, _hidden, _options, _stats
+from . import _codegen, _explain, _freeze, _hidden, _options, _stats, _traceback
 from ._errors import AnnotationError, non_array_error, non_static_error
 from ._plan import Layout, Plan
 
@@ -377,7 +377,11 @@ class StaticFunction(Generic[_P, _R]):
     # -- the public surface ----------------------------------------------------------------------------------
 
     def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        return _general_call(self, args, kwargs)  # type: ignore[no-any-return]
+        try:
+            return _general_call(self, args, kwargs)  # type: ignore[no-any-return]
+        except BaseException as err:
+            _traceback.hide(err)  # the frame a user calls drops jaxstatic's own from the traceback
+            raise
 
     @overload
     def __get__(self, instance: None, owner: type | None = None) -> Self: ...
