@@ -484,7 +484,9 @@ def _program_signature(named: list[str], varpos: str | None, varkw: str | None) 
 
 
 def _is_traceable(leaf: object) -> bool:
-    return _freeze.is_array(leaf) or isinstance(leaf, (int, float, complex, bool)) or hasattr(leaf, "dtype")
+    # a dtype class (jnp.int32) has a ``dtype`` attribute too, but JAX cannot trace it
+    return (_freeze.is_array(leaf) or isinstance(leaf, (int, float, complex, bool))
+            or (hasattr(leaf, "dtype") and not isinstance(leaf, type)))
 
 
 __all__ = ["BoundMethod", "Slot", "StaticFunction", "jit_disabled", "statics_of"]

@@ -158,7 +158,8 @@ def non_array_error(function: str, param: str, where: str, leaf: object,
     Inside a dynamic ``**kwargs`` the fix is a parameter of its own: marking ``**kwargs`` Static would make the
     arrays passed beside it static too.
     """
-    found = f"{where} is a {_freeze.type_name(leaf)}"
+    found = f"{where} is the class {_freeze.class_name(leaf)}" if isinstance(leaf, type) else \
+        f"{where} is a {_freeze.type_name(leaf)}"
     if not in_var_keyword:
         return NonArrayArgumentError(
             f"{function}(): parameter {param!r} is not Static, so its value is traced as an array, but {found}. "
