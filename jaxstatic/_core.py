@@ -144,7 +144,8 @@ class StaticFunction(Generic[_P, _R]):
     def _layout(self) -> Layout:
         layout = self._layout_
         if layout is None:
-            layout = Layout.of(self._fn, self._function, self._signature(), self._params().static)
+            layout = Layout.of(self._fn, self._function, self._signature(), self._params().static,
+                               f"jaxstatic.{self._transform}")
             self._resolve(layout)
             self._layout_ = layout
         return layout
@@ -332,7 +333,8 @@ class StaticFunction(Generic[_P, _R]):
     def _body(self, plan: Plan, slot: Slot) -> Callable[..., Any]:
         """The function JAX traces for one static key: it rebuilds the user's call from the dynamic values."""
         layout, fn, stats, key = plan.layout, self._fn, self._stats, slot.key
-        call = _hidden.explaining(fn, layout.static)  # fn itself, unless a decorator hides Static parameters
+        # fn itself, unless a decorator hides Static parameters
+        call = _hidden.explaining(fn, layout.static, f"jaxstatic.{self._transform}")
         params = layout.signature.parameters
         named = [n for n in plan.variant if params[n].kind not in (params[n].VAR_POSITIONAL, params[n].VAR_KEYWORD)]
         varpos = next((n for n in plan.variant if params[n].kind is params[n].VAR_POSITIONAL), None)
