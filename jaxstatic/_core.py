@@ -325,6 +325,10 @@ class StaticFunction(Generic[_P, _R]):
             for path, leaf in leaves:
                 if not _is_traceable(leaf):
                     where = name + jax.tree_util.keystr(path)
+                    hidden = _hidden.non_array_error(self._fn, plan.layout.static, f"jaxstatic.{self._transform}",
+                                                     args, kwargs, leaf)  # a decorator hid a Static parameter
+                    if hidden is not None:
+                        return hidden
                     return non_array_error(self._function, name, where, leaf, src.kind == "varkw")
         return err
 

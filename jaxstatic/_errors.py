@@ -158,8 +158,7 @@ def non_array_error(function: str, param: str, where: str, leaf: object,
     Inside a dynamic ``**kwargs`` the fix is a parameter of its own: marking ``**kwargs`` Static would make the
     arrays passed beside it static too.
     """
-    found = f"{where} is the class {_freeze.class_name(leaf)}" if isinstance(leaf, type) else \
-        f"{where} is a {_freeze.type_name(leaf)}"
+    found = _found(where, leaf)
     if not in_var_keyword:
         return NonArrayArgumentError(
             f"{function}(): parameter {param!r} is not Static, so its value is traced as an array, but {found}. "
@@ -173,6 +172,13 @@ def non_array_error(function: str, param: str, where: str, leaf: object,
         f"rather than marking **{param} Static, which would make the arrays passed beside it static too; or pass an "
         "array."
     )
+
+
+def _found(where: str, leaf: object) -> str:
+    """``cfg['act'] is a function``; a class (a dtype class such as ``jnp.int32``) by its name."""
+    if isinstance(leaf, type):
+        return f"{where} is the class {_freeze.class_name(leaf)}"
+    return f"{where} is a {_freeze.type_name(leaf)}"
 
 
 # -- finding what cannot be static: the value walked again, this time with paths
@@ -261,6 +267,17 @@ def hidden_static_note(transform: str, inner: str, params: tuple[str, ...], deco
     return (f"{names} {'is' if one else 'are'} declared Static in {inner}, but {_hiders(decorators)} "
             f"{'it' if one else 'them'}, so {transform} traced {'it as an array' if one else 'them as arrays'}. "
             f"{_hidden_fix(transform, decorators, class_based)}")
+
+
+def hidden_non_array_error(transform: str, inner: str, param: str, where: str, leaf: object,
+                           decorators: tuple[str, ...], class_based: bool) -> NonArrayArgumentError:
+    """A non-array given to a ``Static`` parameter that a decorator hides: the cause is the decorator, not the
+    parameter, so the fix is the decorator's. ``g(): parameter 'cfg' is declared Static, but decorator log_calls
+    hides it, so jaxstatic.jit traces it as an array, and cfg['act'] is a function, which cannot be traced. ...``"""
+    return NonArrayArgumentError(
+        f"{inner}(): parameter {param!r} is declared Static, but {_hiders(decorators)} it, so {transform} traces it "
+        f"as an array, and {_found(where, leaf)}, which cannot be traced. "
+        f"{_hidden_fix(transform, decorators, class_based)}")
 
 
 def _hiders(decorators: tuple[str, ...]) -> str:

@@ -46,7 +46,14 @@ import jax
 from typing_extensions import ParamSpec
 
 from ._annotations import StaticParams, find_static_params, unwrap
-from ._errors import HiddenStaticWarning, JaxstaticError, hidden_static_message, hidden_static_note
+from ._errors import (
+    HiddenStaticWarning,
+    JaxstaticError,
+    NonArrayArgumentError,
+    hidden_non_array_error,
+    hidden_static_message,
+    hidden_static_note,
+)
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -165,6 +172,30 @@ def _is_transform(fn: Any) -> bool:
         else:
             return False
     return False
+
+
+def non_array_error(fn: Callable[..., Any], static: Collection[str], transform: str, args: tuple[Any, ...],
+                    kwargs: Mapping[str, Any], leaf: object) -> NonArrayArgumentError | None:
+    """The error for a non-array ``leaf`` of this call that JAX was given because ``fn`` hides the ``Static``
+    parameter it was passed to, named by that parameter; ``None`` when the leaf is not under a hidden parameter.
+    A warning can be filtered out; this error carries the diagnosis itself. Called on the error path only."""
+    hidden = None if static else find(fn)
+    if hidden is None:
+        return None
+    owner = _hider(fn)[1]
+    transform = f"jaxstatic.{owner._transform}" if owner is not None else transform
+    try:
+        bound = inspect.signature(hidden.target).bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return None
+    for param in hidden.params:
+        name = param.lstrip("*")
+        for path, value in jax.tree_util.tree_flatten_with_path(bound.get(name))[0]:
+            if value is leaf:
+                where = name + jax.tree_util.keystr(path)
+                return hidden_non_array_error(transform, hidden.inner, name, where, leaf, hidden.decorators,
+                                              hidden.class_based)
+    return None
 
 
 def find(fn: Callable[..., Any]) -> Hidden | None:

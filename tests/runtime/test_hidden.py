@@ -441,6 +441,61 @@ def test_tracer_error_from_another_value_gets_no_note() -> None:
     assert not any("declared Static" in note for note in getattr(info.value, "__notes__", []))
 
 
+# -- a non-array given to a hidden Static parameter ----------------------------------------------------------
+
+
+def _configured(x: jax.Array, cfg: Static[dict[str, Any]]) -> jax.Array:
+    return cfg["activation"](x)  # type: ignore[no-any-return]
+
+
+def hidden_non_array(transform: str, decorators: str = "decorator log_calls hides", last: str = "log_calls",
+                     each: str = "the wrapper") -> str:
+    return (f"_configured(): parameter 'cfg' is declared Static, but {decorators} it, so {transform} traces it as "
+            "an array, and cfg['activation'] is a function, which cannot be traced. Decorate "
+            f"{each} with @functools.wraps(fn), or apply {transform} below @{last}.")
+
+
+@pytest.mark.parametrize(("stack", "name"), [
+    (lambda f: js.jit(log_calls(f)), "jaxstatic.jit"),
+    (lambda f: js.vmap(log_calls(f)), "jaxstatic.vmap"),
+    (lambda f: js.checkpoint(log_calls(f)), "jaxstatic.checkpoint"),
+    (lambda f: js.pmap(log_calls(f)), "jaxstatic.pmap"),
+    (lambda f: js.jit(js.vmap(log_calls(f))), "jaxstatic.vmap"),
+])
+def test_non_array_in_a_hidden_static_names_the_decorator(stack: Callable[[Any], Any], name: str) -> None:
+    """The commonest case (a config holding an activation): the error itself names the decorator, the inner
+    function's parameter and the fix, even with the warning filtered out."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", js.HiddenStaticWarning)
+        with pytest.raises(js.NonArrayArgumentError) as info:
+            stack(_configured)(jnp.ones((1, 3)), {"activation": _relu})
+    assert str(info.value) == hidden_non_array(name)
+
+
+def test_non_array_in_a_hidden_static_through_two_decorators_and_keywords() -> None:
+    g = js.jit(timed(log_calls(_configured)))
+    with pytest.warns(js.HiddenStaticWarning), pytest.raises(js.NonArrayArgumentError) as info:
+        g(x, cfg={"activation": _relu})
+    assert str(info.value) == hidden_non_array("jaxstatic.jit", "decorators timed, log_calls hide", "log_calls",
+                                               "each wrapper")
+    assert js.jit(logged(_configured))(x, {"activation": _relu}).tolist() == _relu(x).tolist()  # the fix works
+
+
+def test_non_array_elsewhere_keeps_the_plain_error() -> None:
+    """A non-array that is not under a hidden Static parameter is no decorator's fault."""
+    def g(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    with pytest.warns(js.HiddenStaticWarning), pytest.raises(js.NonArrayArgumentError) as info:
+        js.jit(log_calls(g))("not an array", 2)
+    assert str(info.value).startswith("wrapper(): parameter 'args' is not Static, so its value is traced as an "
+                                      "array, but args[0] is a str.")
+
+
+def _relu(x: jax.Array) -> jax.Array:
+    return jnp.maximum(x, 0)
+
+
 # -- the cases of the plugin's [jaxstatic-signature] tests, at run time --------------------------------------
 
 
