@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Concatenate, Generic, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec, Self
 
-from . import _codegen, _explain, _freeze, _hidden, _options, _stats, _traceback
+from . import _codegen, _explain, _freeze, _hidden, _options, _stats, _traceback, _typecheck
 from ._errors import AnnotationError, non_array_error, non_static_error
 from ._plan import Layout, Plan
 
@@ -237,6 +237,11 @@ class StaticFunction(Generic[_P, _R]):
     # -- misses and faults -----------------------------------------------------------------------------------
 
     def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        try:  # a new static value: checked against its Static[T] here, never on a hit
+            _typecheck.check(self._fn, self._function, plan.static_values(args, kwargs))
+        except BaseException:  # the warning made an error by the user's filters
+            self._failed(plan, args, kwargs)
+            raise
         # jax.disable_jit() runs the compiling transforms (those that count traces) eagerly, not a trace, nothing
         # cached; grad, vmap and the others keep their meaning, as JAX's do.
         if self._counts_traces and jit_disabled():

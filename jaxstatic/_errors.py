@@ -1,6 +1,6 @@
 """Exception classes and the builders of their messages. Each class is a ``TypeError`` (or ``RuntimeError``)
-subclass, exported from ``jaxstatic`` (``HiddenStaticWarning`` is a ``UserWarning``); each message names the function,
-the parameter, the path inside the value, what was found and the fix."""
+subclass, exported from ``jaxstatic`` (``HiddenStaticWarning`` and ``StaticTypeWarning`` are warnings, subclasses of
+``UserWarning``); each message names the function, the parameter, the path inside the value, what was found and the fix."""
 
 from __future__ import annotations
 
@@ -51,6 +51,13 @@ class HiddenStaticWarning(UserWarning):
     are traced as arrays. ``warnings.filterwarnings("error", category=HiddenStaticWarning)`` makes it an error."""
 
 
+class StaticTypeWarning(UserWarning):
+    """A static value is not an instance of ``T`` of its ``Static[T]`` annotation (a list given to a
+    ``Static[float]``). It is used as it is, so the body may fail inside JAX or compute something else. Issued once
+    per function and parameter, on a cache miss; ``warnings.filterwarnings("error", category=StaticTypeWarning)``
+    makes it an error."""
+
+
 class MissingArgumentError(JaxstaticError, TypeError):
     """A call left to its default a parameter that the transform needs as an argument (the one ``grad``
     differentiates)."""
@@ -62,7 +69,7 @@ class RuleError(JaxstaticError, TypeError):
 
 
 for _cls in (JaxstaticError, AnnotationError, NonStaticValueError, NonArrayArgumentError, StaticMismatchError,
-             RetraceError, OptionError, MissingArgumentError, RuleError, HiddenStaticWarning):
+             RetraceError, OptionError, MissingArgumentError, RuleError, HiddenStaticWarning, StaticTypeWarning):
     _cls.__module__ = "jaxstatic"
 del _cls
 
@@ -278,6 +285,14 @@ def hidden_non_array_error(transform: str, inner: str, param: str, where: str, l
         f"{inner}(): parameter {param!r} is declared Static, but {_hiders(decorators)} it, so {transform} traces it "
         f"as an array, and {_found(where, leaf)}, which cannot be traced. "
         f"{_hidden_fix(transform, decorators, class_based)}")
+
+
+def static_type_message(function: str, param: str, declared: str, value: str, reason: str) -> str:
+    """``clip(): parameter 'l2_norm_clip' is declared Static[float], but got [1.0, 2.0] (list is neither float or
+    int). ...``; ``reason`` is the type checker's."""
+    return (f"{function}(): parameter {param!r} is declared Static[{declared}], but got {value} ({reason}). "
+            "jaxstatic compiles for the value as it is, so the body may fail inside JAX or compute something else. "
+            f"Pass a {declared}, or correct the annotation.")
 
 
 def _hiders(decorators: tuple[str, ...]) -> str:

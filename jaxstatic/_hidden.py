@@ -106,7 +106,7 @@ def warn_if_hidden(fn: Callable[..., Any], static: Collection[str], transform: s
         pass
     message = hidden_static_message(transform, hidden.inner, hidden.params, hidden.decorators, hidden.wrapper,
                                     hidden.class_based)
-    warnings.warn(HiddenStaticWarning(message), stacklevel=_user_stacklevel())
+    warnings.warn(HiddenStaticWarning(message), stacklevel=user_stacklevel())
 
 
 def explaining(fn: Callable[_P, _R], static: Collection[str], transform: str = "jaxstatic.jit") -> Callable[_P, _R]:
@@ -453,7 +453,7 @@ def _signature(fn: Any) -> str:
     return str(sig.replace(parameters=bare, return_annotation=sig.empty))
 
 
-def _user_stacklevel() -> int:
+def user_stacklevel() -> int:
     """``warnings.warn``'s ``stacklevel`` for the first frame outside jaxstatic, counted from our caller: the user's
     call, however deep the transform's own frames are (generated dispatchers have no ``__name__``)."""
     frame, level = sys._getframe(2), 2
