@@ -35,6 +35,7 @@ from ._errors import (
     RetraceError as RetraceError,
     RuleError as RuleError,
     StaticMismatchError as StaticMismatchError,
+    StaticTypeWarning as StaticTypeWarning,
 )
 from ._jit import JitFunction as JitFunction, jit as jit
 from ._shard_map import ShardMapFunction as ShardMapFunction, shard_map as shard_map
@@ -74,6 +75,7 @@ __all__ = [
     "Static",
     "StaticFunction",
     "StaticMismatchError",
+    "StaticTypeWarning",
     "ValueAndGradFunction",
     "checkpoint",
     "custom_jvp",

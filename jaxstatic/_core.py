@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Concatenate, Generic, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec, Self
 
-from . import _codegen, _explain, _freeze, _hidden, _options, _stats
+from . import _codegen, _explain, _freeze, _hidden, _options, _stats, _traceback, _typecheck
 from ._errors import AnnotationError, non_array_error, non_static_error
 from ._plan import Layout, Plan
 
@@ -150,7 +150,8 @@ class StaticFunction(Generic[_P, _R]):
     def _layout(self) -> Layout:
         layout = self._layout_
         if layout is None:
-            layout = Layout.of(self._fn, self._function, self._signature(), self._params().static | self._inner_static())
+            layout = Layout.of(self._fn, self._function, self._signature(),
+                               self._params().static | self._inner_static(), f"jaxstatic.{self._transform}")
             self._resolve(layout)
             self._layout_ = layout
         return layout
@@ -250,6 +251,11 @@ class StaticFunction(Generic[_P, _R]):
     # -- misses and faults -----------------------------------------------------------------------------------
 
     def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        try:  # a new static value: checked against its Static[T] here, never on a hit
+            _typecheck.check(self._fn, self._function, plan.static_values(args, kwargs))
+        except BaseException:  # the warning made an error by the user's filters
+            self._failed(plan, args, kwargs)
+            raise
         # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
         # others keep their meaning (pmap still maps over devices), as JAX's do.
         if self._eager_without_jit and jit_disabled():
@@ -338,6 +344,10 @@ class StaticFunction(Generic[_P, _R]):
             for path, leaf in leaves:
                 if not _is_traceable(leaf):
                     where = name + jax.tree_util.keystr(path)
+                    hidden = _hidden.non_array_error(self._fn, plan.layout.static, f"jaxstatic.{self._transform}",
+                                                     args, kwargs, leaf)  # a decorator hid a Static parameter
+                    if hidden is not None:
+                        return hidden
                     return non_array_error(self._function, name, where, leaf, src.kind == "varkw")
         return err
 
@@ -346,7 +356,8 @@ class StaticFunction(Generic[_P, _R]):
     def _body(self, plan: Plan, slot: Slot) -> Callable[..., Any]:
         """The function JAX traces for one static key: it rebuilds the user's call from the dynamic values."""
         layout, fn, stats, key = plan.layout, self._fn, self._stats, slot.key
-        call = _hidden.explaining(fn, layout.static)  # fn itself, unless a decorator hides Static parameters
+        # fn itself, unless a decorator hides Static parameters
+        call = _hidden.explaining(fn, layout.static, f"jaxstatic.{self._transform}")
         params = layout.signature.parameters
         named = [n for n in plan.variant if params[n].kind not in (params[n].VAR_POSITIONAL, params[n].VAR_KEYWORD)]
         varpos = next((n for n in plan.variant if params[n].kind is params[n].VAR_POSITIONAL), None)
@@ -391,7 +402,11 @@ class StaticFunction(Generic[_P, _R]):
     # -- the public surface ----------------------------------------------------------------------------------
 
     def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        return _general_call(self, args, kwargs)  # type: ignore[no-any-return]
+        try:
+            return _general_call(self, args, kwargs)  # type: ignore[no-any-return]
+        except BaseException as err:
+            _traceback.hide(err)  # the frame a user calls drops jaxstatic's own from the traceback
+            raise
 
     @overload
     def __get__(self, instance: None, owner: type | None = None) -> Self: ...
@@ -510,7 +525,9 @@ def _program_signature(named: list[str], varpos: str | None, varkw: str | None) 
 
 
 def _is_traceable(leaf: object) -> bool:
-    return _freeze.is_array(leaf) or isinstance(leaf, (int, float, complex, bool)) or hasattr(leaf, "dtype")
+    # a dtype class (jnp.int32) has a ``dtype`` attribute too, but JAX cannot trace it
+    return (_freeze.is_array(leaf) or isinstance(leaf, (int, float, complex, bool))
+            or (hasattr(leaf, "dtype") and not isinstance(leaf, type)))
 
 
 __all__ = ["BoundMethod", "Slot", "StaticFunction", "jit_disabled", "statics_of"]

@@ -1,6 +1,6 @@
 """Exception classes and the builders of their messages. Each class is a ``TypeError`` (or ``RuntimeError``)
-subclass, exported from ``jaxstatic`` (``HiddenStaticWarning`` is a ``UserWarning``); each message names the function,
-the parameter, the path inside the value, what was found and the fix."""
+subclass, exported from ``jaxstatic`` (``HiddenStaticWarning`` and ``StaticTypeWarning`` are warnings, subclasses of
+``UserWarning``); each message names the function, the parameter, the path inside the value, what was found and the fix."""
 
 from __future__ import annotations
 
@@ -51,6 +51,13 @@ class HiddenStaticWarning(UserWarning):
     are traced as arrays. ``warnings.filterwarnings("error", category=HiddenStaticWarning)`` makes it an error."""
 
 
+class StaticTypeWarning(UserWarning):
+    """A static value is not an instance of ``T`` of its ``Static[T]`` annotation (a list given to a
+    ``Static[float]``). It is used as it is, so the body may fail inside JAX or compute something else. Issued once
+    per function and parameter, on a cache miss; ``warnings.filterwarnings("error", category=StaticTypeWarning)``
+    makes it an error."""
+
+
 class MissingArgumentError(JaxstaticError, TypeError):
     """A call left to its default a parameter that the transform needs as an argument (the one ``grad``
     differentiates)."""
@@ -62,7 +69,7 @@ class RuleError(JaxstaticError, TypeError):
 
 
 for _cls in (JaxstaticError, AnnotationError, NonStaticValueError, NonArrayArgumentError, StaticMismatchError,
-             RetraceError, OptionError, MissingArgumentError, RuleError, HiddenStaticWarning):
+             RetraceError, OptionError, MissingArgumentError, RuleError, HiddenStaticWarning, StaticTypeWarning):
     _cls.__module__ = "jaxstatic"
 del _cls
 
@@ -158,7 +165,7 @@ def non_array_error(function: str, param: str, where: str, leaf: object,
     Inside a dynamic ``**kwargs`` the fix is a parameter of its own: marking ``**kwargs`` Static would make the
     arrays passed beside it static too.
     """
-    found = f"{where} is a {_freeze.type_name(leaf)}"
+    found = _found(where, leaf)
     if not in_var_keyword:
         return NonArrayArgumentError(
             f"{function}(): parameter {param!r} is not Static, so its value is traced as an array, but {found}. "
@@ -172,6 +179,13 @@ def non_array_error(function: str, param: str, where: str, leaf: object,
         f"rather than marking **{param} Static, which would make the arrays passed beside it static too; or pass an "
         "array."
     )
+
+
+def _found(where: str, leaf: object) -> str:
+    """``cfg['act'] is a function``; a class (a dtype class such as ``jnp.int32``) by its name."""
+    if isinstance(leaf, type):
+        return f"{where} is the class {_freeze.class_name(leaf)}"
+    return f"{where} is a {_freeze.type_name(leaf)}"
 
 
 # -- finding what cannot be static: the value walked again, this time with paths
@@ -260,6 +274,25 @@ def hidden_static_note(transform: str, inner: str, params: tuple[str, ...], deco
     return (f"{names} {'is' if one else 'are'} declared Static in {inner}, but {_hiders(decorators)} "
             f"{'it' if one else 'them'}, so {transform} traced {'it as an array' if one else 'them as arrays'}. "
             f"{_hidden_fix(transform, decorators, class_based)}")
+
+
+def hidden_non_array_error(transform: str, inner: str, param: str, where: str, leaf: object,
+                           decorators: tuple[str, ...], class_based: bool) -> NonArrayArgumentError:
+    """A non-array given to a ``Static`` parameter that a decorator hides: the cause is the decorator, not the
+    parameter, so the fix is the decorator's. ``g(): parameter 'cfg' is declared Static, but decorator log_calls
+    hides it, so jaxstatic.jit traces it as an array, and cfg['act'] is a function, which cannot be traced. ...``"""
+    return NonArrayArgumentError(
+        f"{inner}(): parameter {param!r} is declared Static, but {_hiders(decorators)} it, so {transform} traces it "
+        f"as an array, and {_found(where, leaf)}, which cannot be traced. "
+        f"{_hidden_fix(transform, decorators, class_based)}")
+
+
+def static_type_message(function: str, param: str, declared: str, value: str, reason: str) -> str:
+    """``clip(): parameter 'l2_norm_clip' is declared Static[float], but got [1.0, 2.0] (list is neither float or
+    int). ...``; ``reason`` is the type checker's."""
+    return (f"{function}(): parameter {param!r} is declared Static[{declared}], but got {value} ({reason}). "
+            "jaxstatic compiles for the value as it is, so the body may fail inside JAX or compute something else. "
+            f"Pass a {declared}, or correct the annotation.")
 
 
 def _hiders(decorators: tuple[str, ...]) -> str:

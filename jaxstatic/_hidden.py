@@ -38,6 +38,7 @@ import re
 import sys
 import types
 import warnings
+import weakref
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -45,7 +46,14 @@ import jax
 from typing_extensions import ParamSpec
 
 from ._annotations import StaticParams, find_static_params, unwrap
-from ._errors import HiddenStaticWarning, JaxstaticError, hidden_static_message, hidden_static_note
+from ._errors import (
+    HiddenStaticWarning,
+    JaxstaticError,
+    NonArrayArgumentError,
+    hidden_non_array_error,
+    hidden_static_message,
+    hidden_static_note,
+)
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -78,21 +86,33 @@ def warn_if_hidden(fn: Callable[..., Any], static: Collection[str], transform: s
 
     Called once per decorated function, where its layout is read; ``static`` are the parameters the transform
     already treats as static (any at all: nothing is hidden). The warning points at the user's line: the
-    decoration, or the first call.
+    decoration, or the first call. Through a stack of transforms (``js.jit(js.vmap(log_calls(g)))``) the first to
+    read a layout warns, once for the decorated function, naming the transform right above the decorator: the one
+    to apply below it.
     """
     if static:
         return
     hidden = find(fn)
-    if hidden is not None:
-        message = hidden_static_message(transform, hidden.inner, hidden.params, hidden.decorators, hidden.wrapper,
-                                        hidden.class_based)
-        warnings.warn(HiddenStaticWarning(message), stacklevel=_user_stacklevel())
+    if hidden is None:
+        return
+    hider, owner = _hider(fn)
+    if owner is not None:  # the transform applied right above the decorator, whose fix it is
+        transform = f"jaxstatic.{owner._transform}"
+    try:
+        if hider in _warned:
+            return
+        _warned.add(hider)
+    except TypeError:  # not weakly referable: warn each time its layout is read
+        pass
+    message = hidden_static_message(transform, hidden.inner, hidden.params, hidden.decorators, hidden.wrapper,
+                                    hidden.class_based)
+    warnings.warn(HiddenStaticWarning(message), stacklevel=user_stacklevel())
 
 
 def explaining(fn: Callable[_P, _R], static: Collection[str], transform: str = "jaxstatic.jit") -> Callable[_P, _R]:
     """What the traced body calls: ``fn`` itself (no cost) unless it hides ``Static`` parameters; then ``fn`` with
     ``explain_tracer_error`` on JAX's tracer errors. ``static`` as for ``warn_if_hidden``."""
-    hidden = None if static else find(fn)
+    hidden = None if static or _is_transform(fn) else find(fn)
     if hidden is None:
         return fn
 
@@ -113,6 +133,69 @@ def explain_tracer_error(err: Exception, hidden: Hidden, args: tuple[Any, ...], 
     traced = _traced_params(hidden, args, kwargs)
     if traced:
         _add_note(err, hidden_static_note(transform, hidden.inner, traced, hidden.decorators, hidden.class_based))
+
+
+_warned: weakref.WeakSet[Any] = weakref.WeakSet()  # the hiding wrappers already warned about
+
+
+def _hider(fn: Any) -> tuple[Any, Any]:
+    """The end of ``fn``'s ``__wrapped__`` links (the hiding wrapper, through transforms and ``functools.wraps``
+    wrappers), and the last jaxstatic transform on the way, or ``None``."""
+    # _core imports this module: imported here, when a layout is read, never at import
+    from ._core import StaticFunction
+
+    owner = None
+    for _ in range(_MAX_UNWRAP):
+        if isinstance(fn, StaticFunction):
+            owner = fn
+        wrapped = getattr(fn, "__wrapped__", None)
+        if wrapped is None:
+            break
+        fn = wrapped
+    return fn, owner
+
+
+def _is_transform(fn: Any) -> bool:
+    """Whether ``fn`` is a jaxstatic transform (reached through ``partial``, bound methods and ``__wrapped__``)."""
+    # _core imports this module: imported here, when a layout is read, never at import
+    from ._core import StaticFunction
+
+    for _ in range(_MAX_UNWRAP):
+        if isinstance(fn, StaticFunction):
+            return True
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+        elif inspect.ismethod(fn):
+            fn = fn.__func__
+        elif (wrapped := getattr(fn, "__wrapped__", None)) is not None:
+            fn = wrapped
+        else:
+            return False
+    return False
+
+
+def non_array_error(fn: Callable[..., Any], static: Collection[str], transform: str, args: tuple[Any, ...],
+                    kwargs: Mapping[str, Any], leaf: object) -> NonArrayArgumentError | None:
+    """The error for a non-array ``leaf`` of this call that JAX was given because ``fn`` hides the ``Static``
+    parameter it was passed to, named by that parameter; ``None`` when the leaf is not under a hidden parameter.
+    A warning can be filtered out; this error carries the diagnosis itself. Called on the error path only."""
+    hidden = None if static else find(fn)
+    if hidden is None:
+        return None
+    owner = _hider(fn)[1]
+    transform = f"jaxstatic.{owner._transform}" if owner is not None else transform
+    try:
+        bound = inspect.signature(hidden.target).bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return None
+    for param in hidden.params:
+        name = param.lstrip("*")
+        for path, value in jax.tree_util.tree_flatten_with_path(bound.get(name))[0]:
+            if value is leaf:
+                where = name + jax.tree_util.keystr(path)
+                return hidden_non_array_error(transform, hidden.inner, name, where, leaf, hidden.decorators,
+                                              hidden.class_based)
+    return None
 
 
 def find(fn: Callable[..., Any]) -> Hidden | None:
@@ -370,7 +453,7 @@ def _signature(fn: Any) -> str:
     return str(sig.replace(parameters=bare, return_annotation=sig.empty))
 
 
-def _user_stacklevel() -> int:
+def user_stacklevel() -> int:
     """``warnings.warn``'s ``stacklevel`` for the first frame outside jaxstatic, counted from our caller: the user's
     call, however deep the transform's own frames are (generated dispatchers have no ``__name__``)."""
     frame, level = sys._getframe(2), 2
@@ -380,5 +463,7 @@ def _user_stacklevel() -> int:
 
 
 def _internal(frame: types.FrameType) -> bool:
+    """jaxstatic's frames, and JAX's: a transform inside another reads its layout while the outer one traces, so
+    the user's line is above JAX's tracing machinery too (a user's own function JAX traces stops the walk)."""
     module = frame.f_globals.get("__name__")
-    return module is None or module == "jaxstatic" or str(module).startswith("jaxstatic.")
+    return module is None or str(module).split(".", 1)[0] in ("jaxstatic", "jax", "jaxlib")

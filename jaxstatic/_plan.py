@@ -64,9 +64,9 @@ class Layout:
 
     @classmethod
     def of(cls, fn: Callable[..., Any], function: str, signature: inspect.Signature,
-           extra_static: frozenset[str]) -> Layout:
+           extra_static: frozenset[str], transform: str = "jaxstatic.jit") -> Layout:
         """Read ``fn``'s annotations (``AnnotationError`` when they do not resolve) and add ``extra_static``, the
-        names given by ``static_argnums``/``static_argnames``."""
+        names given by ``static_argnums``/``static_argnames``. ``transform`` is named by ``HiddenStaticWarning``."""
         params = find_static_params(fn, function, signature)
         static = set(params.names) | set(extra_static)
         for p in signature.parameters.values():
@@ -74,7 +74,7 @@ class Layout:
                 p.kind is _Kind.VAR_KEYWORD and params.var_keyword
             ):
                 static.add(p.name)
-        _hidden.warn_if_hidden(fn, static)
+        _hidden.warn_if_hidden(fn, static, transform)
         return cls(function, signature, frozenset(static), params.nodiff - static)
 
     @property

@@ -87,15 +87,16 @@ def hidden_warnings() -> Iterator[list[str]]:
     found.extend(str(w.message) for w in caught if issubclass(w.category, category))
 
 
-def message(decorators: str, wrapper: str, inner: str = "g", params: str = "'n'", fix: str = "") -> str:
+def message(decorators: str, wrapper: str, inner: str = "g", params: str = "'n'", fix: str = "",
+            transform: str = "jaxstatic.jit") -> str:
     one = "," not in params
     hides = f"decorator {decorators} hides" if "," not in decorators else f"decorators {decorators} hide"
     last = decorators.rsplit(", ", 1)[-1]
     each = "the wrapper" if "," not in decorators else "each wrapper"
-    return (f"jaxstatic.jit cannot see the Static parameter{'' if one else 's'} {params} of {inner}: {hides} "
+    return (f"{transform} cannot see the Static parameter{'' if one else 's'} {params} of {inner}: {hides} "
             f"{'it' if one else 'them'} behind {wrapper}, which has no __wrapped__, so {params} "
             f"{'is traced as an array' if one else 'are traced as arrays'}. Decorate {each} with "
-            f"@functools.wraps(fn){fix}, or apply jaxstatic.jit below @{last}.")
+            f"@functools.wraps(fn){fix}, or apply {transform} below @{last}.")
 
 
 LOG_CALLS = "log_calls.<locals>.wrapper(*args, **kwargs)"
@@ -157,6 +158,47 @@ def test_exactly_once_per_decorated_function() -> None:
         g.lower(x, 4)
         js.jit(log_calls(_scaled))(x, 2)  # another decorated function
     assert found == [message("log_calls", LOG_CALLS, "_scaled")] * 2
+
+
+def _summed(x: jax.Array, n: Static[int]) -> jax.Array:
+    return (x * n).sum()
+
+
+@pytest.mark.parametrize(("transform", "name"), [
+    (js.vmap, "jaxstatic.vmap"), (js.grad, "jaxstatic.grad"), (js.value_and_grad, "jaxstatic.value_and_grad"),
+    (js.checkpoint, "jaxstatic.checkpoint"), (js.pmap, "jaxstatic.pmap"), (js.jit, "jaxstatic.jit"),
+])
+def test_warning_names_the_transform_that_reads_the_wrapper(transform: Callable[..., Any], name: str) -> None:
+    xs = jnp.ones((2, 3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        here = inspect.currentframe().f_lineno  # type: ignore[union-attr]
+        with contextlib.suppress(Exception):  # n is traced (mapped, differentiated): what the warning is about
+            transform(log_calls(_summed))(xs, 2)
+    assert [(str(w.message), w.filename, w.lineno) for w in caught] == [
+        (message("log_calls", LOG_CALLS, "_summed", transform=name), __file__, here + 2)]
+
+
+@pytest.mark.parametrize(("stack", "name"), [
+    (lambda f: js.jit(js.vmap(f)), "jaxstatic.vmap"),
+    (lambda f: js.jit(js.checkpoint(f)), "jaxstatic.checkpoint"),
+    (lambda f: js.vmap(js.jit(f)), "jaxstatic.jit"),
+    (lambda f: js.jit(js.jit(f)), "jaxstatic.jit"),
+    (lambda f: js.jit(logged(js.vmap(f))), "jaxstatic.vmap"),  # a wrapper with functools.wraps between them
+])
+def test_warning_through_a_stack_is_issued_once_at_the_users_line(stack: Callable[[Any], Any], name: str) -> None:
+    """Whichever transform reads a layout first, the warning names the one right above the decorator (the one to
+    apply below it), and points at the user's call, never inside JAX."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        here = inspect.currentframe().f_lineno  # type: ignore[union-attr]
+        g = stack(log_calls(_scaled))
+        with contextlib.suppress(Exception):  # n is traced: mapped over, or rejected by the vmap
+            g(jnp.ones((2, 3)), 2)
+        with contextlib.suppress(Exception):
+            g(jnp.ones((2, 3)), 3)
+    assert [(str(w.message), w.filename, w.lineno) for w in caught] == [
+        (message("log_calls", LOG_CALLS, "_scaled", transform=name), __file__, here + 3)]
 
 
 def test_warning_as_error_for_ci() -> None:
@@ -397,6 +439,61 @@ def test_tracer_error_from_another_value_gets_no_note() -> None:
     with pytest.warns(js.HiddenStaticWarning), pytest.raises(jax.errors.TracerBoolConversionError) as info:
         g(x)  # n is hidden, but kept its default: the error is about x
     assert not any("declared Static" in note for note in getattr(info.value, "__notes__", []))
+
+
+# -- a non-array given to a hidden Static parameter ----------------------------------------------------------
+
+
+def _configured(x: jax.Array, cfg: Static[dict[str, Any]]) -> jax.Array:
+    return cfg["activation"](x)  # type: ignore[no-any-return]
+
+
+def hidden_non_array(transform: str, decorators: str = "decorator log_calls hides", last: str = "log_calls",
+                     each: str = "the wrapper") -> str:
+    return (f"_configured(): parameter 'cfg' is declared Static, but {decorators} it, so {transform} traces it as "
+            "an array, and cfg['activation'] is a function, which cannot be traced. Decorate "
+            f"{each} with @functools.wraps(fn), or apply {transform} below @{last}.")
+
+
+@pytest.mark.parametrize(("stack", "name"), [
+    (lambda f: js.jit(log_calls(f)), "jaxstatic.jit"),
+    (lambda f: js.vmap(log_calls(f)), "jaxstatic.vmap"),
+    (lambda f: js.checkpoint(log_calls(f)), "jaxstatic.checkpoint"),
+    (lambda f: js.pmap(log_calls(f)), "jaxstatic.pmap"),
+    (lambda f: js.jit(js.vmap(log_calls(f))), "jaxstatic.vmap"),
+])
+def test_non_array_in_a_hidden_static_names_the_decorator(stack: Callable[[Any], Any], name: str) -> None:
+    """The commonest case (a config holding an activation): the error itself names the decorator, the inner
+    function's parameter and the fix, even with the warning filtered out."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", js.HiddenStaticWarning)
+        with pytest.raises(js.NonArrayArgumentError) as info:
+            stack(_configured)(jnp.ones((1, 3)), {"activation": _relu})
+    assert str(info.value) == hidden_non_array(name)
+
+
+def test_non_array_in_a_hidden_static_through_two_decorators_and_keywords() -> None:
+    g = js.jit(timed(log_calls(_configured)))
+    with pytest.warns(js.HiddenStaticWarning), pytest.raises(js.NonArrayArgumentError) as info:
+        g(x, cfg={"activation": _relu})
+    assert str(info.value) == hidden_non_array("jaxstatic.jit", "decorators timed, log_calls hide", "log_calls",
+                                               "each wrapper")
+    assert js.jit(logged(_configured))(x, {"activation": _relu}).tolist() == _relu(x).tolist()  # the fix works
+
+
+def test_non_array_elsewhere_keeps_the_plain_error() -> None:
+    """A non-array that is not under a hidden Static parameter is no decorator's fault."""
+    def g(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    with pytest.warns(js.HiddenStaticWarning), pytest.raises(js.NonArrayArgumentError) as info:
+        js.jit(log_calls(g))("not an array", 2)
+    assert str(info.value).startswith("wrapper(): parameter 'args' is not Static, so its value is traced as an "
+                                      "array, but args[0] is a str.")
+
+
+def _relu(x: jax.Array) -> jax.Array:
+    return jnp.maximum(x, 0)
 
 
 # -- the cases of the plugin's [jaxstatic-signature] tests, at run time --------------------------------------

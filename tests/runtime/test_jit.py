@@ -183,6 +183,23 @@ def test_non_array_given_to_dynamic_parameter_suggests_static() -> None:
         step(jnp.ones(1), {"mode": "x"})  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(("dtype", "name"), [(jnp.int32, "jax.numpy.int32"), (np.float32, "numpy.float32")])
+def test_dtype_class_given_to_dynamic_parameter_suggests_static(dtype: Any, name: str) -> None:
+    @js.jit
+    def cast(x: jax.Array, dtype: Any) -> jax.Array:
+        return x * dtype  # meant as x.astype(dtype), which needs dtype: Static[Any]
+
+    expected = (f"cast(): parameter 'dtype' is not Static, so its value is traced as an array, but dtype is the "
+                f"class {name}. Mark it static where it is declared (dtype: Static[...]), or pass an array.")
+    with pytest.raises(js.NonArrayArgumentError) as info:
+        cast(jnp.ones(2), dtype)  # on the first call
+    assert str(info.value) == expected
+    assert cast(jnp.ones(2), 2.0).tolist() == [2.0, 2.0]
+    with pytest.raises(js.NonArrayArgumentError) as info:
+        cast(jnp.ones(2), dtype)  # and once a program is cached for the call shape
+    assert str(info.value) == expected
+
+
 def test_wrong_call_gets_pythons_own_binding_error() -> None:
     def step(x: jax.Array, n: Static[int], *, mode: str = "a") -> jax.Array:
         return x
