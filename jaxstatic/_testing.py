@@ -124,14 +124,21 @@ def _expecting(watch: Watch, n: int | None, at_most: int | None) -> Iterator[Tra
 
 def check_count(log: TraceLog, where: str, n: int | None, at_most: int | None) -> None:
     """Raise ``AssertionError`` listing the traces when their number is not ``n`` / exceeds ``at_most``."""
+    message = count_error(log, where, n, at_most)
+    if message is not None:
+        raise AssertionError(message)
+
+
+def count_error(log: TraceLog, where: str, n: int | None, at_most: int | None) -> str | None:
+    """What is wrong with the number of traces in ``log``, each listed with its explanation; None when right."""
     count = len(log)
     if (n is not None and count == n) or (at_most is not None and count <= at_most):
-        return
+        return None
     expected = f"exactly {n}" if n is not None else f"at most {at_most}"
     traces = "trace" if count == 1 else "traces"
     listing = f":\n{log}" if count else "."
-    raise AssertionError(f"{where} expected {expected} {_plural(n if n is not None else at_most)}, "
-                         f"but {count} {traces} happened{listing}")
+    return (f"{where} expected {expected} {_plural(n if n is not None else at_most)}, "
+            f"but {count} {traces} happened{listing}")
 
 
 def trace_log(*fns: Callable[..., Any]) -> contextlib.AbstractContextManager[TraceLog]:
