@@ -77,6 +77,19 @@ class Recorder:
         for stats, row in live:
             row.hits = stats.cache_info().hits
 
+    def export(self) -> dict[str, Any]:
+        """What a pytest-xdist worker hands the controller (plain data, as execnet sends it)."""
+        self.refresh()
+        rows = [{**dataclasses.asdict(row), "reasons": dict(row.reasons)} for row in self.rows]
+        return {"rows": rows, "per_test": dict(self.per_test)}
+
+    def absorb(self, data: dict[str, Any]) -> None:
+        """Add a worker's records: its rows stay its own, so retraces are still counted per function object."""
+        with self._lock:
+            for row in data["rows"]:
+                self.rows.append(Row(**{**row, "reasons": collections.Counter(row["reasons"])}))
+            self.per_test.update(data["per_test"])
+
     # -- what the session shows ------------------------------------------------------------------------------
 
     def functions(self) -> list[dict[str, Any]]:

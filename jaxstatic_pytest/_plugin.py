@@ -101,10 +101,21 @@ class _Session:
         if self.recorder is None:
             return
         self.recorder.stop()
+        worker_output = getattr(session.config, "workeroutput", None)
+        if worker_output is not None:  # a pytest-xdist worker: the controller reports for all of them
+            worker_output["jaxstatic"] = self.recorder.export()
+            return
         if self.limit is not None and self.recorder.over(self.limit) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.report is not None and self.report.startswith("json:"):
             self.recorder.write_json(self.report[5:], self.limit)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """pytest-xdist: a worker finished; add what it recorded."""
+        data = getattr(node, "workeroutput", {}).get("jaxstatic")
+        if data is not None and self.recorder is not None:
+            self.recorder.absorb(data)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.recorder is None:

@@ -179,3 +179,19 @@ def test_max_retraces_fails_the_session_naming_the_function(pytester: pytest.Pyt
         "jit(step) retraced 5 times (allowed: 4); most often: n changed (3 of 5 retraces), e.g. n: 2 -> 3",
     ])
     assert pytester.runpytest("--jaxstatic-max-retraces=5").ret == pytest.ExitCode.OK
+
+
+def test_the_report_adds_up_the_workers_of_pytest_xdist(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_report=REPORTED)
+    path = pytester.path / "traces.json"
+    result = pytester.runpytest("-p", "xdist", "-n", "2", f"--jaxstatic-report=json:{path}",
+                                "--jaxstatic-max-retraces=2")
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    data = json.loads(path.read_text())
+    # However the tests are spread: a step of its own per worker, other traced once per worker that calls it.
+    assert {"test": "test_report.py::test_static_values", "traces": 4} in data["tests"]
+    assert sum(t["traces"] for t in data["tests"]) in (7, 8)
+    [step] = [f for f in data["functions"] if f["function"] == "jit(step)"]
+    assert step["traces"] == 6 and step["retraces"] in (4, 5)
+    assert [f["function"] for f in data["over_max_retraces"]] == ["jit(step)"]
