@@ -185,7 +185,8 @@ class TraceStats:
     def begin_build(self, signature: Signature) -> Retrace | None:
         """Before building a program for a new static key; a testing block may refuse it by raising."""
         with self.lock:
-            record = self._explain(signature, DROPPED, self.builds + 1) if self.builds else None
+            # Only a testing block reads a build's explanation: none is made without one.
+            record = self._explain(signature, DROPPED, self.builds + 1) if self.builds and _LISTENERS else None
             for listener in _LISTENERS:
                 listener.before(self, "build", self.builds + 1, record)
             return record

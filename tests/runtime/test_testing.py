@@ -14,7 +14,7 @@ import jaxstatic as js
 from jaxstatic import Static, _stats
 
 
-def make_step() -> js.JitFunction:  # type: ignore[type-arg]
+def make_step() -> js.JitFunction[..., jax.Array]:
     @js.jit
     def step(x: jax.Array, n: Static[int]) -> jax.Array:
         return x * n
@@ -23,7 +23,7 @@ def make_step() -> js.JitFunction:  # type: ignore[type-arg]
 
 
 @pytest.fixture
-def step() -> js.JitFunction:  # type: ignore[type-arg]
+def step() -> js.JitFunction[..., jax.Array]:
     fn = make_step()
     fn(jnp.ones(3), 2)  # warmed up: one trace, before any block
     return fn
@@ -38,13 +38,13 @@ def no_block_left_behind() -> object:
 # -- no_retrace ----------------------------------------------------------------------------------------------
 
 
-def test_no_retrace_lets_cache_hits_through(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_no_retrace_lets_cache_hits_through(step: js.JitFunction[..., jax.Array]) -> None:
     with js.testing.no_retrace(step):
         out = step(jnp.ones(3), 2)
     assert np.array_equal(out, [2.0, 2.0, 2.0]) and step.trace_count == 1
 
 
-def test_no_retrace_names_the_static_parameter_that_changed(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_no_retrace_names_the_static_parameter_that_changed(step: js.JitFunction[..., jax.Array]) -> None:
     with pytest.raises(js.RetraceError) as err, js.testing.no_retrace(step):
         step(jnp.ones(3), 3)
     assert str(err.value) == (
@@ -52,7 +52,7 @@ def test_no_retrace_names_the_static_parameter_that_changed(step: js.JitFunction
         "and Static values as they were before the block, or mark Static only parameters that take few values.")
 
 
-def test_no_retrace_names_a_changed_shape_and_leaves_no_trace_behind(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_no_retrace_names_a_changed_shape_and_leaves_no_trace_behind(step: js.JitFunction[..., jax.Array]) -> None:
     with pytest.raises(js.RetraceError, match=r"because x: float32\[3\] -> float32\[4\]\."), \
             js.testing.no_retrace(step):
         step(jnp.ones(4), 2)
@@ -68,13 +68,13 @@ def test_no_retrace_refuses_a_first_trace_and_says_to_warm_up() -> None:
                               "before the block, so that inside it every call reuses a compiled program.")
 
 
-def test_no_retrace_without_arguments_watches_every_jaxstatic_function(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_no_retrace_without_arguments_watches_every_jaxstatic_function(step: js.JitFunction[..., jax.Array]) -> None:
     other = make_step()
     with pytest.raises(js.RetraceError, match=r"inside no_retrace\(\), for the first time"), js.testing.no_retrace():
         other(jnp.ones(3), 2)
 
 
-def test_no_retrace_of_named_functions_lets_others_trace(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_no_retrace_of_named_functions_lets_others_trace(step: js.JitFunction[..., jax.Array]) -> None:
     other = make_step()
     with js.testing.no_retrace(step):
         other(jnp.ones(3), 5)
@@ -106,7 +106,7 @@ def test_functions_jaxstatic_does_not_transform_are_refused_with_the_fix() -> No
 # -- expect_traces -------------------------------------------------------------------------------------------
 
 
-def test_expect_traces_passes_on_the_exact_number(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_expect_traces_passes_on_the_exact_number(step: js.JitFunction[..., jax.Array]) -> None:
     with js.testing.expect_traces(step, 2) as log:
         step(jnp.ones(3), 3)
         step(jnp.ones(3), 3)
@@ -114,7 +114,7 @@ def test_expect_traces_passes_on_the_exact_number(step: js.JitFunction) -> None:
     assert [e.changes for e in log] == [("n: 2 -> 3",), ("n: 3 -> 4",)]
 
 
-def test_expect_traces_lists_each_trace_when_the_number_differs(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_expect_traces_lists_each_trace_when_the_number_differs(step: js.JitFunction[..., jax.Array]) -> None:
     with pytest.raises(AssertionError) as err, js.testing.expect_traces(step, 1):
         step(jnp.ones(3), 3)
         step(jnp.ones(5), 3)
@@ -123,13 +123,13 @@ def test_expect_traces_lists_each_trace_when_the_number_differs(step: js.JitFunc
                               "  2. jit(step): trace #3, because x: float32[3] -> float32[5]")
 
 
-def test_expect_traces_fails_when_too_few_happened(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_expect_traces_fails_when_too_few_happened(step: js.JitFunction[..., jax.Array]) -> None:
     with pytest.raises(AssertionError, match=r"^expect_traces\(step\) expected exactly 1 trace, but 0 traces "
                                              r"happened\.$"), js.testing.expect_traces(step, 1):
         step(jnp.ones(3), 2)
 
 
-def test_expect_traces_at_most(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_expect_traces_at_most(step: js.JitFunction[..., jax.Array]) -> None:
     with js.testing.expect_traces(step, at_most=1):
         step(jnp.ones(3), 2)
     with pytest.raises(AssertionError, match=r"^expect_traces\(step\) expected at most 1 trace, but 2 traces "
@@ -139,7 +139,7 @@ def test_expect_traces_at_most(step: js.JitFunction) -> None:  # type: ignore[ty
         step(jnp.ones(3), 8)
 
 
-def test_expect_traces_of_any_function(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_expect_traces_of_any_function(step: js.JitFunction[..., jax.Array]) -> None:
     other = make_step()
     with js.testing.expect_traces(None, 2) as log:
         step(jnp.ones(3), 3)
@@ -147,7 +147,7 @@ def test_expect_traces_of_any_function(step: js.JitFunction) -> None:  # type: i
     assert [(e.function, e.number, e.retrace) for e in log] == [("step", 2, True), ("step", 1, False)]
 
 
-def test_expect_traces_lets_an_error_in_the_block_through(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_expect_traces_lets_an_error_in_the_block_through(step: js.JitFunction[..., jax.Array]) -> None:
     with pytest.raises(KeyError), js.testing.expect_traces(step, 5):
         raise KeyError("mine")
 
@@ -162,7 +162,7 @@ def test_expect_traces_needs_one_number() -> None:
 # -- trace_log, nesting, threads -------------------------------------------------------------------------------
 
 
-def test_trace_log_records_function_transforms_number_and_explanation(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_trace_log_records_function_transforms_number_and_explanation(step: js.JitFunction[..., jax.Array]) -> None:
     with js.testing.trace_log() as log:
         step(jnp.ones(3), 2)
         step(jnp.ones(3), 9)
@@ -172,7 +172,7 @@ def test_trace_log_records_function_transforms_number_and_explanation(step: js.J
     assert str(event) == "jit(step): trace #2, because n: 2 -> 9" and log.count(step) == 1
 
 
-def test_blocks_nest_and_each_sees_the_traces_inside_it(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_blocks_nest_and_each_sees_the_traces_inside_it(step: js.JitFunction[..., jax.Array]) -> None:
     other = make_step()
     with js.testing.trace_log() as outer:
         step(jnp.ones(3), 3)
@@ -184,7 +184,7 @@ def test_blocks_nest_and_each_sees_the_traces_inside_it(step: js.JitFunction) ->
     assert [(e.function, e.number) for e in outer] == [("step", 2), ("step", 1)]
 
 
-def test_a_trace_in_another_thread_counts(step: js.JitFunction) -> None:  # type: ignore[type-arg]
+def test_a_trace_in_another_thread_counts(step: js.JitFunction[..., jax.Array]) -> None:
     worker = threading.Thread(target=step, args=(jnp.ones(3), 6), name="worker")
     with pytest.raises(AssertionError, match=r"expected exactly 0 traces, but 1 trace happened:\n  1\. jit\(step\): "
                                              r"trace #2, because n: 2 -> 6"), \
