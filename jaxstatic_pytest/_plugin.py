@@ -26,23 +26,25 @@ MARKER = ("max_traces(n, *functions): fail the test if jaxstatic functions (or o
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("jaxstatic", "jaxstatic trace budgets")
-    group.addoption("--jaxstatic-report", nargs="?", const="term", default=None, metavar="json:PATH",
+    group.addoption("--jaxstatic-report", nargs="?", const="term", action="append", default=[], metavar="json:PATH",
                     help="at the end of the session, show the jaxstatic functions traced (traces, hits, retraces, "
-                         "the most common retrace reason) and the traces per test; json:PATH writes them as JSON.")
+                         "the most common retrace reason) and the traces per test; json:PATH writes them as JSON "
+                         "(give the option twice for both).")
     group.addoption("--jaxstatic-max-retraces", type=int, default=None, metavar="N",
                     help="fail the session if any jaxstatic function retraced more than N times.")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER)
-    report: str | None = config.getoption("jaxstatic_report")
+    reports: list[str] = config.getoption("jaxstatic_report")
     limit: int | None = config.getoption("jaxstatic_max_retraces")
-    if report is not None and report != "term" and not (report.startswith("json:") and report[5:]):
-        raise pytest.UsageError(f"--jaxstatic-report takes no value, or json:PATH; got {report!r}.")
+    for report in reports:
+        if report != "term" and not (report.startswith("json:") and report[5:]):
+            raise pytest.UsageError(f"--jaxstatic-report takes no value, or json:PATH; got {report!r}.")
     if limit is not None and limit < 0:
         raise pytest.UsageError(f"--jaxstatic-max-retraces takes a number >= 0; got {limit}.")
-    if report is not None or limit is not None:
-        config.pluginmanager.register(_Session(report, limit), "jaxstatic-session")
+    if reports or limit is not None:
+        config.pluginmanager.register(_Session(reports, limit), "jaxstatic-session")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -77,8 +79,10 @@ def _budget(marker: pytest.Mark) -> tuple[int, tuple[Any, ...]]:
 class _Session:
     """The session-wide options: a recorder of every trace, and the report and checks made from it."""
 
-    def __init__(self, report: str | None, limit: int | None) -> None:
-        self.report, self.limit = report, limit
+    def __init__(self, reports: list[str], limit: int | None) -> None:
+        self.term = "term" in reports
+        self.paths = [report[5:] for report in reports if report != "term"]
+        self.limit = limit
         self.recorder: Recorder | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -107,8 +111,8 @@ class _Session:
             return
         if self.limit is not None and self.recorder.over(self.limit) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if self.report is not None and self.report.startswith("json:"):
-            self.recorder.write_json(self.report[5:], self.limit)
+        for path in self.paths:
+            self.recorder.write_json(path, self.limit)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
@@ -120,11 +124,11 @@ class _Session:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.recorder is None:
             return
-        if self.report == "term":
+        if self.term:
             terminalreporter.write_sep("=", "jaxstatic trace report")
             terminalreporter.write_line(self.recorder.table())
-        elif self.report is not None:
-            terminalreporter.write_line(f"jaxstatic trace report written to {self.report[5:]}")
+        for path in self.paths:
+            terminalreporter.write_line(f"jaxstatic trace report written to {path}")
         if self.limit is not None and self.recorder.over(self.limit):
             terminalreporter.write_sep("=", f"jaxstatic: functions retraced more than {self.limit} times", red=True)
             terminalreporter.write_line(self.recorder.offenders(self.limit))

@@ -151,8 +151,8 @@ def test_the_report_lists_functions_and_tests(pytester: pytest.Pytester) -> None
 def test_the_report_as_json(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_report=REPORTED)
     path = pytester.path / "traces.json"
-    result = pytester.runpytest(f"--jaxstatic-report=json:{path}")
-    result.stdout.fnmatch_lines([f"jaxstatic trace report written to {path}"])
+    result = pytester.runpytest(f"--jaxstatic-report=json:{path}", "--jaxstatic-report")
+    result.stdout.fnmatch_lines(["*= jaxstatic trace report =*", f"jaxstatic trace report written to {path}"])
     data = json.loads(path.read_text())
     assert data["functions"][0] == {
         "function": "jit(step)", "traces": 6, "hits": 0, "retraces": 5,
