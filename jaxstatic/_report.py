@@ -20,6 +20,7 @@ from ._stats import Retrace, TraceEvent, TraceStats
 
 OUTSIDE = "(outside any test)"
 _ROWS = 25  # functions shown in the terminal table; the JSON report has all
+_REASON_WIDTH = 100  # the table clips a long explanation; the JSON report has it whole
 
 
 @dataclasses.dataclass
@@ -116,7 +117,7 @@ class Recorder:
         functions = self.functions()
         head = ("function", "traces", "hits", "retraces", "most common retrace reason")
         rows: list[tuple[str, ...]] = [head, *((str(f["function"]), str(f["traces"]), str(f["hits"]),
-                                                str(f["retraces"]), str(f["most_common_retrace_reason"] or "-"))
+                                                str(f["retraces"]), _clip(f["most_common_retrace_reason"] or "-"))
                                                for f in functions[:_ROWS])]
         lines = _columns(rows)
         if len(functions) > _ROWS:
@@ -156,7 +157,12 @@ def _top_reason(row: Row) -> str:
         return ""
     reason, count = row.reasons.most_common(1)[0]
     example = row.example[reason]
-    return f"{reason} ({count} of {row.retraces} retraces)" + (f", e.g. {example}" if example else "")
+    retraces = "retrace" if row.retraces == 1 else "retraces"
+    return f"{reason} ({count} of {row.retraces} {retraces})" + (f", e.g. {example}" if example else "")
+
+
+def _clip(text: str, width: int = _REASON_WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _columns(rows: list[tuple[str, ...]]) -> list[str]:

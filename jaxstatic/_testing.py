@@ -107,7 +107,8 @@ def expect_traces(fn: Callable[..., Any] | None = None, n: int | None = None, *,
     traced exactly ``n`` times inside it, or at most ``at_most`` times. With ``fn=None``: traces of any jaxstatic
     ``jit``, ``pmap`` or ``shard_map`` function. The block gives the ``TraceLog`` it checks."""
     if (n is None) == (at_most is None):
-        raise TypeError("expect_traces() takes a number of traces, exactly (n) or at most (at_most=), not both.")
+        raise TypeError("expect_traces() takes one number of traces: exactly that many (n), or at most that many "
+                        "(at_most=).")
     limit = n if at_most is None else at_most
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
         raise TypeError(f"expect_traces(): the number of traces must be an int >= 0, got {limit!r}.")

@@ -9,8 +9,6 @@ import pytest
 
 import jaxstatic as js
 
-pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestAssertRewriteWarning")
-
 
 @pytest.fixture(scope="module", autouse=True)
 def jax_imported_here() -> None:
