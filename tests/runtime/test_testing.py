@@ -33,7 +33,7 @@ def step() -> js.JitFunction[..., jax.Array]:
 def no_block_left_behind() -> object:
     before = _stats._LISTENERS  # the pytest plugin's own, with --jaxstatic-report
     yield
-    assert _stats._LISTENERS is before
+    assert before == _stats._LISTENERS
 
 
 # -- no_retrace ----------------------------------------------------------------------------------------------
