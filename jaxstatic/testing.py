@@ -13,4 +13,7 @@ from ._testing import (
     trace_log as trace_log,
 )
 
+# Shown as jaxstatic.testing.TraceEvent in reprs and help(), where users find them.
+TraceEvent.__module__ = TraceLog.__module__ = __name__
+
 __all__ = ["TraceEvent", "TraceLog", "expect_traces", "no_retrace", "trace_log"]
