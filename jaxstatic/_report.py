@@ -115,6 +115,8 @@ class Recorder:
 
     def table(self) -> str:
         functions = self.functions()
+        if not functions:
+            return "no jaxstatic jit, pmap or shard_map function traced during the run"
         head = ("function", "traces", "hits", "retraces", "most common retrace reason")
         rows: list[tuple[str, ...]] = [head, *((str(f["function"]), str(f["traces"]), str(f["hits"]),
                                                 str(f["retraces"]), _clip(f["most_common_retrace_reason"] or "-"))

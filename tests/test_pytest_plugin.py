@@ -146,6 +146,14 @@ def test_the_report_lists_functions_and_tests(pytester: pytest.Pytester) -> None
     assert "test_cached" not in result.stdout.str().partition("traces per test:")[2]
 
 
+def test_the_report_of_a_run_without_traces(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest("--jaxstatic-report")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*= jaxstatic trace report =*",
+                                 "no jaxstatic jit, pmap or shard_map function traced during the run"])
+
+
 def test_the_report_as_json(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_report=REPORTED)
     path = pytester.path / "traces.json"
