@@ -43,6 +43,7 @@ class Recorder:
         self.rows: list[Row] = []
         self.per_test: collections.Counter[str] = collections.Counter()
         self._live: weakref.WeakKeyDictionary[TraceStats, Row] = weakref.WeakKeyDictionary()
+        self._recent: weakref.WeakSet[TraceStats] = weakref.WeakSet()  # traced since the last refresh(recent=True)
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -64,6 +65,7 @@ class Recorder:
                 row = self._live[stats] = Row(event.name)
                 self.rows.append(row)
             row.traces += 1
+            self._recent.add(stats)
             self.per_test[self.test or OUTSIDE] += 1
             if event.retrace:
                 row.retraces += 1
@@ -71,10 +73,12 @@ class Recorder:
                 row.reasons[reason] += 1
                 row.example[reason] = "; ".join(event.changes)
 
-    def refresh(self) -> None:
-        """Read the hits of the functions still alive (those freed keep their last count)."""
+    def refresh(self, recent: bool = False) -> None:
+        """Read the hits of the functions still alive (those freed keep their last count). After each test, only
+        those it traced: a function defined in a test is freed with it, one defined at module level lives on."""
         with self._lock:
-            live = list(self._live.items())
+            live = [(stats, self._live[stats]) for stats in self._recent] if recent else list(self._live.items())
+            self._recent = weakref.WeakSet()
         for stats, row in live:
             row.hits = stats.cache_info().hits
 

@@ -99,7 +99,7 @@ class _Session:
             return (yield)
         finally:
             self.recorder.test = None
-            self.recorder.refresh()
+            self.recorder.refresh(recent=True)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.recorder is None:
