@@ -1,5 +1,6 @@
 """jaxstatic: declare JAX static arguments in the signature, freeze static containers, explain every retrace."""
 
+from . import testing as testing
 from ._ad import (
     CheckpointFunction as CheckpointFunction,
     CustomJVPFunction as CustomJVPFunction,
@@ -90,6 +91,7 @@ __all__ = [
     "shard_map",
     "static_argnames",
     "static_argnums",
+    "testing",
     "trace_report",
     "value_and_grad",
     "vmap",

@@ -96,6 +96,7 @@ class StaticFunction(Generic[_P, _R]):
                                         _options.check_cache_size(self._function, cache_size), self._label(fn))
         self._cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
         self._stats.currsize = self._cache.__len__
+        self._stats.transforms = _transforms(self)
         self._slots: dict[Any, Slot] = {}
         self._inflight: dict[Any, _InFlight] = {}
         self._evicted: collections.deque[int] = collections.deque(maxlen=_EVICTED_MEMORY)
@@ -268,6 +269,8 @@ class StaticFunction(Generic[_P, _R]):
                 if program is None and flight is None:
                     slot = Slot(key)
                     try:
+                        built = None if self._counts_traces else _static_signature(plan, key)
+                        record = None if built is None else self._stats.begin_build(built)
                         program = self._build(plan, self._body(plan, slot), slot)
                     except BaseException:  # a call the transform refuses (grad of a missing argument): no hit
                         self._failed(plan, args, kwargs)
@@ -291,8 +294,9 @@ class StaticFunction(Generic[_P, _R]):
         with self._lock:
             del self._inflight[key]
             self._insert(key, flight.program, flight.slot)
-            self._stats.builds += not self._counts_traces  # a miss, for transforms whose traces a jit counts
         flight.done.set()
+        if built is not None:  # a miss, for transforms whose traces a jit counts
+            self._stats.end_build(built, record)
         return result
 
     def _insert(self, key: Any, program: Any, slot: Slot) -> None:
@@ -522,6 +526,20 @@ def _program_signature(named: list[str], varpos: str | None, varkw: str | None) 
     if varkw is not None:
         params.append(kind(varkw, kind.VAR_KEYWORD))
     return inspect.Signature(params)
+
+
+def _transforms(fn: StaticFunction[..., Any]) -> tuple[str, ...]:
+    """``("jit", "vmap")`` for ``js.jit(js.vmap(f))``: the jaxstatic transforms applied, outermost first."""
+    names = [fn._transform]
+    while isinstance(fn._fn, StaticFunction):
+        fn = fn._fn
+        names.append(fn._transform)
+    return tuple(names)
+
+
+def _static_signature(plan: Plan, key: Any) -> _explain.Signature:
+    """What a program of a transform that leaves compiling to a jit depends on: its static values."""
+    return {name: _explain.StaticSig(k) for (name, _), k in zip(plan.statics, _codegen.static_keys(key))}
 
 
 def _is_traceable(leaf: object) -> bool:

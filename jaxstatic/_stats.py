@@ -12,7 +12,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Literal, NamedTuple, Protocol
 
 from ._errors import retrace_limit_error
 from ._explain import Signature, blame
@@ -55,6 +55,76 @@ class Retrace:
                 + "; ".join(self.changes))
 
 
+@dataclasses.dataclass(frozen=True)
+class TraceEvent:
+    """One trace seen by ``jaxstatic.testing``: which function, under which transforms, its number, and why.
+
+    ``kind`` is ``"trace"`` for the transforms that compile one program per static key (``jit``, ``pmap``,
+    ``shard_map``), and ``"build"`` for those that leave compiling to a jit around them (``vmap``, ``grad``,
+    ``checkpoint``, ``custom_jvp``, ``custom_vjp``): a new program of theirs for new static values.
+    """
+
+    function: str
+    transforms: tuple[str, ...]  # outermost first: ("jit", "vmap") for js.jit(js.vmap(f))
+    number: int  # this function's trace (or build) number: 1 for its first
+    explanation: str
+    kind: Literal["trace", "build"] = "trace"
+    changes: tuple[str, ...] = ()  # per parameter that changed: "n: 2 -> 3"; empty for a first trace
+    thread: str = ""
+    source: weakref.ref[TraceStats] | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    @property
+    def retrace(self) -> bool:
+        return self.number > 1
+
+    @property
+    def name(self) -> str:
+        """``jit(vmap(f))``: the function inside the transforms applied to it."""
+        return "(".join((*self.transforms, self.function)) + ")" * len(self.transforms)
+
+    def __str__(self) -> str:
+        what = "trace" if self.kind == "trace" else "program"
+        if self.explanation == FIRST:
+            return f"{self.name}: {what} #{self.number} ({FIRST})"
+        return f"{self.name}: {what} #{self.number}, {self.explanation}"
+
+
+FIRST = "the first"
+
+
+def explanation(record: Retrace | None) -> str:
+    """``because n: 2 -> 3``, or the reason nothing seen changed, or ``the first``."""
+    if record is None:
+        return FIRST
+    return "because " + ("; ".join(record.changes) or record.reason)
+
+
+class Listener(Protocol):
+    """A ``jaxstatic.testing`` block: told before a trace runs (and may refuse it by raising) and after it ends."""
+
+    def before(self, stats: TraceStats, kind: str, number: int, record: Retrace | None) -> None: ...
+
+    def after(self, stats: TraceStats, event: TraceEvent) -> None: ...
+
+
+# The active testing blocks, replaced whole (never mutated) so a trace reads it without a lock. Read only when a
+# trace begins or ends, never on a cache hit: with no block active a trace pays one truth test.
+_LISTENERS: tuple[Listener, ...] = ()
+_LISTENERS_LOCK = threading.Lock()
+
+
+def listen(listener: Listener) -> None:
+    global _LISTENERS
+    with _LISTENERS_LOCK:
+        _LISTENERS = (*_LISTENERS, listener)
+
+
+def unlisten(listener: Listener) -> None:
+    global _LISTENERS
+    with _LISTENERS_LOCK:
+        _LISTENERS = tuple(x for x in _LISTENERS if x is not listener)
+
+
 class TraceStats:
     """Counters of one jaxstatic-transformed function; exact under concurrent calls.
 
@@ -79,6 +149,7 @@ class TraceStats:
         self.currsize: Callable[[], int] = lambda: 0
         self.retraces: collections.deque[Retrace] = collections.deque(maxlen=_RECORDS)
         self._history: list[Signature] = []
+        self.transforms: tuple[str, ...] = ()  # set by the transform: ("jit", "vmap") for js.jit(js.vmap(f))
         _REGISTRY.add(self)
 
     def begin_trace(self, signature: Signature, reason: str = DROPPED) -> Retrace | None:
@@ -89,6 +160,8 @@ class TraceStats:
             if self.max_traces is not None and self.traces + self.running >= self.max_traces:
                 why = None if record is None else "; ".join(record.changes) or record.reason
                 raise retrace_limit_error(self.function, self.max_traces, self.traces + self.running + 1, why)
+            for listener in _LISTENERS:  # no_retrace refuses the trace here, before the user's code runs
+                listener.before(self, "trace", self.traces + self.running + 1, record)
             self.running += 1
             return record
 
@@ -98,15 +171,45 @@ class TraceStats:
             if not ok:
                 return
             self.traces += 1
+            number = self.traces
             self._history = [*self._history[-_HISTORY + 1 :], signature]
             if record is not None:
                 record = dataclasses.replace(record, trace_number=self.traces)
                 self.retraces.append(record)
         if record is not None:
             logger.info("%s", record)
+        if _LISTENERS:
+            self._announce("trace", number, record)
 
-    def _explain(self, signature: Signature, reason: str) -> Retrace:
-        number = self.traces + 1
+    # Transforms that leave compiling to a jit (vmap, grad) count programs built, one per new static key; their
+    # history holds the static values only, to say which one changed.
+
+    def begin_build(self, signature: Signature) -> Retrace | None:
+        """Before building a program for a new static key; a testing block may refuse it by raising."""
+        with self.lock:
+            # Only a testing block reads a build's explanation: none is made without one.
+            record = self._explain(signature, DROPPED, self.builds + 1) if self.builds and _LISTENERS else None
+            for listener in _LISTENERS:
+                listener.before(self, "build", self.builds + 1, record)
+            return record
+
+    def end_build(self, signature: Signature, record: Retrace | None) -> None:
+        with self.lock:
+            self.builds += 1
+            number = self.builds
+            self._history = [*self._history[-_HISTORY + 1 :], signature]
+        if _LISTENERS:
+            self._announce("build", number, record)
+
+    def _announce(self, kind: Literal["trace", "build"], number: int, record: Retrace | None) -> None:
+        changes = () if record is None else record.changes
+        event = TraceEvent(self.function, self.transforms, number, explanation(record), kind, changes,
+                           threading.current_thread().name, weakref.ref(self))
+        for listener in _LISTENERS:
+            listener.after(self, event)
+
+    def _explain(self, signature: Signature, reason: str, number: int | None = None) -> Retrace:
+        number = self.traces + 1 if number is None else number
         if not self._history:  # cleared: nothing left to compare with
             return Retrace(self.function, number, (), DROPPED)
         return Retrace(self.function, number, tuple(blame(self._history, signature)), reason)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+pytest_plugins = ["pytester"]  # the pytest plugin's tests run pytest on test files of their own
+
 # Before jax is imported anywhere: eight CPU devices for pmap, sharding and mesh tests.
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
