@@ -60,6 +60,14 @@ class JitFunction(StaticFunction[_P, _R]):
         self._by_name = _options.per_parameter(self._function, layout.signature, self._in_shardings, "in_shardings",
                                                layout.static)
 
+    def _takes_lane(self) -> bool:
+        # Options of jax.jit's besides the static ones would need re-indexing onto the lane's program: not taken.
+        return self._in_shardings is None and not self._params().donate and not self._options.keys() - {
+            "static_argnums", "static_argnames"}  # popped by _params() once read; other options rule it out
+
+    def _lane_program(self, body: Callable[..., Any], argnums: tuple[int, ...], argnames: tuple[str, ...]) -> Any:
+        return jax.jit(body, static_argnums=argnums, static_argnames=argnames)
+
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         options = dict(self._options)
         program_args = [name for name, src in plan.dynamics if src.kind != "varkw"]
