@@ -87,6 +87,8 @@ class JitFunction(StaticFunction[_P, _R]):
         be), with the caller's own static values handed to the body while JAX traces it."""
         plan, code = self._shape(args, kwargs)
         key = code["key"](args, kwargs)
+        if self._lane is not None and self._lane.serves_aot(plan, key):  # the lane's key: its program, traced once
+            return plan, key, self._lane.aot(method, plan, args, kwargs)
         with self._lock:
             program, slot = self._cache.get(key), self._slots.get(key)
         made = program is None or slot is None

@@ -72,6 +72,7 @@ class Lane:
         self.positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
         self.kwonly = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
         self.ndynamic = sum(p.name not in layout.static for p in params)
+        self.kwonly_dynamic = any(n not in layout.static for n in self.kwonly)
         self.plan, code = owner._shape((None,) * len(self.positional), dict.fromkeys(self.kwonly))
         self.key: Callable[..., Any] = code["key"]
         argnums = tuple(i for i, n in enumerate(self.positional) if n in layout.static)
@@ -147,6 +148,18 @@ class Lane:
     def serves(self, plan: Plan, key: tuple[Any, ...]) -> bool:
         """Whether ``key`` is the lane's: every dynamic parameter given, every static value of an exact type."""
         return len(plan.dynamics) == self.ndynamic and _freeze.ATOMIC.issuperset(key[1::2])
+
+    def serves_aot(self, plan: Plan, key: tuple[Any, ...]) -> bool:
+        """Whether ahead-of-time objects for ``key`` come from the lane's program: when it serves the key and JAX's
+        compiled program takes every dynamic value by position, as ``_aot.Compiled`` passes them."""
+        return self.serves(plan, key) and not self.kwonly_dynamic
+
+    def aot(self, method: str, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``lower``/``trace``/``eval_shape`` of the lane's program for this call, made canonical: a later call
+        with these values finds what this traced, as with ``jax.jit``."""
+        dynamic = {name: src.get(args, kwargs) for name, src in plan.dynamics}
+        call_args, call_kwargs = plan.layout.assemble(dynamic, plan.static_values(args, kwargs))
+        return getattr(self.program, method)(*call_args, **call_kwargs)
 
     def adapter(self, plan: Plan, key: tuple[Any, ...]) -> Callable[..., Any]:
         """The general path's program for a key the lane serves: the lane's program, called canonically (an exact

@@ -136,3 +136,14 @@ def test_options_the_lane_cannot_carry_keep_the_general_path() -> None:
     g, _ = _counted()
     g(jnp.ones(1), 2)
     assert "exact-key lane of" in type(g).__call__.__code__.co_filename
+
+
+def test_lowering_ahead_of_time_then_calling_traces_once() -> None:
+    f, _ = _counted()
+    x = jnp.ones(2)
+    compiled = f.lower(x, 3).compile()
+    assert compiled(x, 3).tolist() == [2.0, 2.0]
+    assert f(x, 3).tolist() == [2.0, 2.0]
+    assert f.trace_count == 1
+    with pytest.raises(js.StaticMismatchError, match="compiled ahead of time for other static arguments"):
+        compiled(x, 4)
