@@ -142,7 +142,7 @@ def generate_lane(layout: Layout, namespace: dict[str, Any], function: str) -> C
     head += [f"{n}=_js_NO" for n in positional[len(pos_only):]] + ["*_js_rest"]
     head += [f"{n}=_js_NO" for n in kwonly]  # no **extra: an unknown keyword gets Python's own error, and
     # the empty dict Python would make for it on every call cost ~0.1 us (2% of a jax.jit hit)
-    ns = dict(namespace, _js_NO=NO, _js_ATOMIC=_freeze.ATOMIC, _js_type=type)
+    ns = dict(namespace, _js_NO=NO, _js_ATOMIC=_freeze.LANE, _js_type=type)
     # Missing without a default: the function's own arity error, made by the general path.
     required = [p.name for p in params if p.default is p.empty or p.name not in layout.static]
     pos_tuple = "(" + "".join(f"{n}, " for n in positional) + ")"

@@ -60,6 +60,13 @@ ATOMIC: Final[frozenset[type]] = frozenset({
 })
 _FAST: Final = ATOMIC | {float}
 
+# The exact-key lane's types (``_lane``): the atomic types whose values cannot be weakly referenced. A lane value
+# enters JAX's own process-wide caches, which keep static arguments after ``clear_cache()`` and after the function
+# is dropped; for these values that costs nothing, while a function or class (a closure holding arrays) must be
+# released as the general path releases it, so those stay on the general path.
+LANE: Final[frozenset[type]] = frozenset(t for t in ATOMIC if not hasattr(t, "__weakrefoffset__") or
+                                         not t.__weakrefoffset__)
+
 
 class Unfreezable(Exception):
     """Raised inside the fast path; the caller turns it into a ``NonStaticValueError`` with a path."""

@@ -1,8 +1,10 @@
 """The exact-key lane: cache hits at ``jax.jit``'s own cost, for calls whose static values all compare exactly.
 
 ``jax.jit`` keys its static arguments in C++ by type and ``==`` (``f(x, 1)``, ``f(x, 1.0)`` and ``f(x, True)`` are
-three programs). For the types in ``_freeze.ATOMIC`` (int, bool, str, bytes, None, functions, classes, ...) that is
-jaxstatic's own rule, and such a value is its own key. So a call whose static values are all of those types needs
+three programs). For the types in ``_freeze.LANE`` (int, bool, str, bytes, None, numpy integers: the atomic types
+whose values cannot be weakly referenced) that is jaxstatic's own rule, and such a value is its own key. Functions
+and classes are atomic too, but JAX's caches would keep them (and what a closure holds) after ``clear_cache()``
+and after the function is dropped, so they stay on the general path, which releases them. So a call whose static values are all of those types needs
 nothing of ours beyond counting it: the lane hands it to a ``jax.jit`` of the function whose ``static_argnums`` are
 its ``Static`` parameters. What stays jaxstatic's:
 
@@ -147,7 +149,7 @@ class Lane:
 
     def serves(self, plan: Plan, key: tuple[Any, ...]) -> bool:
         """Whether ``key`` is the lane's: every dynamic parameter given, every static value of an exact type."""
-        return len(plan.dynamics) == self.ndynamic and _freeze.ATOMIC.issuperset(key[1::2])
+        return len(plan.dynamics) == self.ndynamic and _freeze.LANE.issuperset(key[1::2])
 
     def serves_aot(self, plan: Plan, key: tuple[Any, ...]) -> bool:
         """Whether ahead-of-time objects for ``key`` come from the lane's program: when it serves the key and JAX's

@@ -81,6 +81,36 @@ def test_enum_members_and_functions_are_keyed_by_identity() -> None:
     assert f.trace_count == 3
 
 
+def test_functions_given_as_static_values_are_released_by_clear_cache_and_by_dropping() -> None:
+    import gc
+    import weakref
+
+    @js.jit
+    def f(x: jax.Array, act: Static[Any]) -> jax.Array:
+        return act(x)  # type: ignore[no-any-return]
+
+    def act(x: jax.Array) -> jax.Array:
+        return x + 1
+
+    ref = weakref.ref(act)
+    f(jnp.ones(1), act)
+    del act
+    gc.collect()
+    assert ref() is not None  # held while its program is cached
+    f.clear_cache()
+    gc.collect()
+    assert ref() is None
+
+    def act2(x: jax.Array) -> jax.Array:
+        return x + 2
+
+    ref2 = weakref.ref(act2)
+    f(jnp.ones(1), act2)
+    del act2, f
+    gc.collect()
+    assert ref2() is None
+
+
 def test_wrong_calls_get_the_functions_own_errors() -> None:
     f, _ = _counted()
     x = jnp.ones(1)
