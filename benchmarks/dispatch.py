@@ -1,7 +1,9 @@
-"""Cache-hit dispatch cost of jaxstatic.jit against jax.jit and equinox.filter_jit, measured in one process.
+"""Cache-hit dispatch cost of jaxstatic.jit against jax.jit, equinox.filter_jit and (where the statics are hashable,
+which it requires) jax_dataclasses.jit, measured in one process.
 
 Each case runs every contender in turn (interleaved), ``ROUNDS`` times, each time ``CALLS`` calls; the table shows
-the median microseconds per call and the ratio to jax.jit. Results are never waited for inside the timed loop (all
+the median microseconds per call and the ratio to jax.jit; ``--ranges`` adds each ratio's range over the rounds
+(each round's ratio to that round's jax.jit), the spread a loaded machine gives. Results are never waited for inside the timed loop (all
 three dispatch asynchronously, except where noted), so this is the Python-side cost of a call.
 
 Run: python benchmarks/dispatch.py [--rounds 15] [--calls 2000] [--baseline PATH]
@@ -19,11 +21,12 @@ import sys
 import time
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import jax_dataclasses as jdc
 
 import jaxstatic as js
 from jaxstatic import Static
@@ -44,8 +47,12 @@ def samples_us(contenders: dict[str, Callable[[], Any]], rounds: int, calls: int
         jax.block_until_ready(fn())
         per_call_us(fn, calls // 10 or 1)
     samples: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, fn in contenders.items():
+    order = list(contenders.items())
+    for r in range(rounds):
+        # Each round starts with the next contender: on a loaded machine the first of a round is measured apart
+        # from the others often enough to bias a fixed order by 10% (seen: jax_dataclasses.jit, which *is*
+        # jax.jit, at 0.85x).
+        for name, fn in order[r % len(order):] + order[: r % len(order)]:
             samples[name].append(per_call_us(fn, calls))
         if settle:
             jax.block_until_ready([fn() for fn in contenders.values()])
@@ -61,12 +68,21 @@ def measure(contenders: dict[str, Callable[[], Any]], rounds: int, calls: int, s
 x, y = jnp.ones(8), jnp.ones(8)
 
 
+def jdc_jit(f: Callable[..., Any], *static: str) -> Callable[..., Any]:
+    """``jax_dataclasses.jit`` of ``f`` with ``static`` marked by its own ``jdc.Static`` (a copy of ``f``)."""
+    g = types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
+    g.__kwdefaults__ = f.__kwdefaults__
+    g.__annotations__ = {n: (jdc.Static[Any] if n in static else Any) for n in f.__code__.co_varnames}
+    return jdc.jit(g)
+
+
 def case_int() -> dict[str, Callable[[], Any]]:
     def f(x: jax.Array, y: jax.Array, n: Static[int]) -> jax.Array:
         return x * n + y
 
-    j, s, e = jax.jit(f, static_argnames=("n",)), js.jit(f), eqx.filter_jit(f)
-    return {"jax.jit": lambda: j(x, y, 3), "jaxstatic.jit": lambda: s(x, y, 3), "eqx.filter_jit": lambda: e(x, y, 3)}
+    j, s, e, d = jax.jit(f, static_argnames=("n",)), js.jit(f), eqx.filter_jit(f), jdc_jit(f, "n")
+    return {"jax.jit": lambda: j(x, y, 3), "jaxstatic.jit": lambda: s(x, y, 3), "eqx.filter_jit": lambda: e(x, y, 3),
+            "jdc.jit": lambda: d(x, y, 3)}
 
 
 def case_four_statics() -> dict[str, Callable[[], Any]]:
@@ -75,9 +91,11 @@ def case_four_statics() -> dict[str, Callable[[], Any]]:
         return act(x * n + y) if flag and mode == "train" else x
 
     j, s, e = jax.jit(f, static_argnums=(2, 3, 4, 5)), js.jit(f), eqx.filter_jit(f)
+    d = jdc_jit(f, "n", "mode", "flag", "act")
     return {"jax.jit": lambda: j(x, y, 3, "train", True, jnp.tanh),
             "jaxstatic.jit": lambda: s(x, y, 3, "train", True, jnp.tanh),
-            "eqx.filter_jit": lambda: e(x, y, 3, "train", True, jnp.tanh)}
+            "eqx.filter_jit": lambda: e(x, y, 3, "train", True, jnp.tanh),
+            "jdc.jit": lambda: d(x, y, 3, "train", True, jnp.tanh)}
 
 
 def case_tuple_of_functions() -> dict[str, Callable[[], Any]]:
@@ -88,26 +106,27 @@ def case_tuple_of_functions() -> dict[str, Callable[[], Any]]:
             x = fn(x)
         return x + y
 
-    j, s, e = jax.jit(f, static_argnames=("fns",)), js.jit(f), eqx.filter_jit(f)
-    return {"jax.jit": lambda: j(x, y, fns), "jaxstatic.jit": lambda: s(x, y, fns), "eqx.filter_jit": lambda: e(x, y, fns)}
+    j, s, e, d = jax.jit(f, static_argnames=("fns",)), js.jit(f), eqx.filter_jit(f), jdc_jit(f, "fns")
+    return {"jax.jit": lambda: j(x, y, fns), "jaxstatic.jit": lambda: s(x, y, fns), "eqx.filter_jit": lambda: e(x, y, fns),
+            "jdc.jit": lambda: d(x, y, fns)}
 
 
 def case_string_keyword() -> dict[str, Callable[[], Any]]:
     def f(x: jax.Array, y: jax.Array, *, mode: Static[str] = "train") -> jax.Array:
         return x + y if mode == "train" else x - y
 
-    j, s, e = jax.jit(f, static_argnames=("mode",)), js.jit(f), eqx.filter_jit(f)
+    j, s, e, d = jax.jit(f, static_argnames=("mode",)), js.jit(f), eqx.filter_jit(f), jdc_jit(f, "mode")
     return {"jax.jit": lambda: j(x, y, mode="eval"), "jaxstatic.jit": lambda: s(x, y, mode="eval"),
-            "eqx.filter_jit": lambda: e(x, y, mode="eval")}
+            "eqx.filter_jit": lambda: e(x, y, mode="eval"), "jdc.jit": lambda: d(x, y, mode="eval")}
 
 
 def case_string_positional() -> dict[str, Callable[[], Any]]:
     def f(x: jax.Array, y: jax.Array, mode: Static[str]) -> jax.Array:
         return x + y if mode == "train" else x - y
 
-    j, s, e = jax.jit(f, static_argnums=(2,)), js.jit(f), eqx.filter_jit(f)
+    j, s, e, d = jax.jit(f, static_argnums=(2,)), js.jit(f), eqx.filter_jit(f), jdc_jit(f, "mode")
     return {"jax.jit": lambda: j(x, y, "eval"), "jaxstatic.jit": lambda: s(x, y, "eval"),
-            "eqx.filter_jit": lambda: e(x, y, "eval")}
+            "eqx.filter_jit": lambda: e(x, y, "eval"), "jdc.jit": lambda: d(x, y, "eval")}
 
 
 CONFIG = {f"k{i}": (float(i) if i % 3 else jnp.tanh) for i in range(10)}
@@ -141,9 +160,65 @@ def case_long_tuple() -> dict[str, Callable[[], Any]]:
     def f(x: jax.Array, y: jax.Array, sizes: Static[tuple[int, ...]]) -> jax.Array:
         return x * len(sizes) + y
 
-    j, s, e = jax.jit(f, static_argnames=("sizes",)), js.jit(f), eqx.filter_jit(f)
+    j, s, e, d = jax.jit(f, static_argnames=("sizes",)), js.jit(f), eqx.filter_jit(f), jdc_jit(f, "sizes")
     return {"jax.jit": lambda: j(x, y, SIZES), "jaxstatic.jit": lambda: s(x, y, SIZES),
-            "eqx.filter_jit": lambda: e(x, y, SIZES)}
+            "eqx.filter_jit": lambda: e(x, y, SIZES), "jdc.jit": lambda: d(x, y, SIZES)}
+
+
+class Optimizer(NamedTuple):
+    init: Callable[..., Any]
+    update: Callable[..., Any]
+    apply: Callable[..., Any]
+
+
+def _init(p: Any) -> Any:
+    return p
+
+
+def _update(g: Any, lr: float) -> Any:
+    return -lr * g
+
+
+def _apply(p: Any, u: Any) -> Any:
+    return p + u
+
+
+def dp_sgd_config(lr: float = 0.1) -> dict[str, Any]:
+    """A DP-SGD training config as written in a training loop: rebuilt on every call."""
+    return {"clip": True, "lr": lr, "noise": 1.1, "l2_norm": 1.0, "batch": 256, "microbatches": 8, "steps": 1000,
+            "opt": Optimizer(_init, _update, _apply)}
+
+
+def case_dp_sgd(rebuilt: bool) -> Callable[[], dict[str, Callable[[], Any]]]:
+    """jax.jit gets the same values as a pre-built hashable tuple (rebuilt per call too when ``rebuilt``)."""
+    def make() -> dict[str, Callable[[], Any]]:
+        def f(x: jax.Array, y: jax.Array, cfg: Static[dict[str, Any]]) -> jax.Array:
+            c = dict(cfg)  # jax.jit gets it as a tuple of items
+            return c["opt"].apply(y, c["opt"].update(x, c["lr"]))
+
+        j, s, e = jax.jit(f, static_argnames=("cfg",)), js.jit(f), eqx.filter_jit(f)
+        if rebuilt:
+            return {"jax.jit": lambda: j(x, y, tuple(dp_sgd_config().items())),
+                    "jaxstatic.jit": lambda: s(x, y, dp_sgd_config()), "eqx.filter_jit": lambda: e(x, y, dp_sgd_config())}
+        cfg = dp_sgd_config()
+        frozen = tuple(cfg.items())
+        return {"jax.jit": lambda: j(x, y, frozen), "jaxstatic.jit": lambda: s(x, y, cfg),
+                "eqx.filter_jit": lambda: e(x, y, cfg)}
+    return make
+
+
+def case_jit_of(transform: str) -> Callable[[], dict[str, Callable[[], Any]]]:
+    """``js.jit(js.<transform>(f))`` against ``jax.jit(jax.<transform>(f), static_argnames=...)``."""
+    def make() -> dict[str, Callable[[], Any]]:
+        def f(x: jax.Array, y: jax.Array, n: Static[int]) -> jax.Array:
+            return jnp.sum(x * n + y) if transform == "value_and_grad" else x * n + y
+
+        inner = getattr(jax, transform)
+        kw = {"in_axes": (0, 0, None)} if transform == "vmap" else {}
+        j, s = jax.jit(inner(f, **kw), static_argnames=("n",)), js.jit(getattr(js, transform)(f))
+        return {"jax.jit": lambda: j(x, y, 3), "jaxstatic.jit": lambda: s(x, y, 3),
+                "eqx.filter_jit": lambda: s(x, y, 3)}  # no equinox twin here: the column repeats jaxstatic's
+    return make
 
 
 def decoration_us(rounds: int) -> dict[str, float]:
@@ -203,11 +278,24 @@ def with_package(package: types.ModuleType, make: Callable[[], dict[str, Callabl
         js, Static = saved
 
 
+def ratio_text(samples: dict[str, list[float]], name: str, ranges: bool) -> str:
+    """The median ratio of ``name`` to jax.jit, and with ``ranges`` the spread of the per-round ratios."""
+    if name not in samples:
+        return "-"
+    text = f"{statistics.median(samples[name]) / statistics.median(samples['jax.jit']):.3f}"
+    if ranges:  # the spread of the per-round ratios, and the ratio of the fastest rounds (the quiet machine's)
+        per_round = [a / b for a, b in zip(samples[name], samples["jax.jit"])]
+        text += f" ({min(per_round):.2f}-{max(per_round):.2f}, best {min(samples[name]) / min(samples['jax.jit']):.2f})"
+    return text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--baseline", help="a checkout whose jaxstatic to measure too, in the same process")
+    parser.add_argument("--ranges", action="store_true", help="show each ratio's range over the rounds")
+    parser.add_argument("--only", help="measure only the cases whose name contains this text")
     args = parser.parse_args()
     baseline = load_baseline(args.baseline) if args.baseline else None
     cases = {
@@ -218,28 +306,39 @@ def main() -> None:
         "str static (keyword)": case_string_keyword,
         "10-entry dict config": case_dict_config,
         "10-entry dict, new each call": case_dict_config_rebuilt,
+        "DP-SGD config, same object": case_dp_sgd(rebuilt=False),
+        "DP-SGD config, new each call": case_dp_sgd(rebuilt=True),
+        "js.jit(js.vmap(f)), int": case_jit_of("vmap"),
+        "js.jit(js.value_and_grad(f))": case_jit_of("value_and_grad"),
         "1000-element tuple": case_long_tuple,
     }
     print(f"jax {jax.__version__}, equinox {eqx.__version__}; median us/call over {args.rounds} interleaved rounds "
-          f"of {args.calls} calls")
-    extra = f" {'baseline':>9} {'base/jax':>8}" if baseline else ""
-    print(f"{'case':28} {'jax.jit':>9} {'jaxstatic':>10} {'equinox':>9} {'js/jax':>7} {'eqx/jax':>8}{extra}")
+          f"of {args.calls} calls; ratios to jax.jit")
+    width = 29 if args.ranges else 7
+    columns = ["js/jax", "eqx/jax", "jdc/jax"] + (["base/jax"] if baseline else [])
+    print(f"{'case':30} {'jax.jit':>8} {'jaxstatic':>9} " + " ".join(f"{c:>{width}}" for c in columns))
     for name, make in cases.items():
+        if args.only and args.only not in name:
+            continue
         contenders = make()
+        if name.startswith("js.jit(js."):
+            del contenders["eqx.filter_jit"]
         if baseline is not None:
             contenders["baseline"] = with_package(baseline, make)
-        m = measure(contenders, args.rounds, args.calls)
-        row = (f"{name:28} {m['jax.jit']:9.2f} {m['jaxstatic.jit']:10.2f} {m['eqx.filter_jit']:9.2f} "
-               f"{m['jaxstatic.jit'] / m['jax.jit']:7.3f} {m['eqx.filter_jit'] / m['jax.jit']:8.2f}")
+        samples = samples_us(contenders, args.rounds, args.calls)
+        m = {k: statistics.median(v) for k, v in samples.items()}
+        ratios = [ratio_text(samples, c, args.ranges) for c in ("jaxstatic.jit", "eqx.filter_jit", "jdc.jit")]
         if baseline is not None:
-            row += f" {m['baseline']:9.2f} {m['baseline'] / m['jax.jit']:8.3f}"
-        print(row)
+            ratios.append(ratio_text(samples, "baseline", args.ranges))
+        print(f"{name:30} {m['jax.jit']:8.2f} {m['jaxstatic.jit']:9.2f} " + " ".join(f"{r:>{width}}" for r in ratios))
+    if args.only:
+        return
     d = decoration_us(args.rounds)
-    print(f"{'decoration (us each)':28} {d['jax.jit']:9.2f} {d['jaxstatic.jit']:10.2f} {d['eqx.filter_jit']:9.2f} "
-          f"{d['jaxstatic.jit'] / d['jax.jit']:7.3f} {d['eqx.filter_jit'] / d['jax.jit']:8.2f}")
+    print(f"{'decoration (us each)':30} {d['jax.jit']:8.2f} {d['jaxstatic.jit']:9.2f} "
+          f"{d['jaxstatic.jit'] / d['jax.jit']:7.3f} {d['eqx.filter_jit'] / d['jax.jit']:7.2f}")
     lat = return_latency_ms()
-    print(f"{'3000x3000 matmul return (ms)':28} {lat['jax.jit']:9.2f} {lat['jaxstatic.jit']:10.2f} "
-          f"{lat['eqx.filter_jit']:9.2f}")
+    print(f"{'3000x3000 matmul return (ms)':30} {lat['jax.jit']:8.2f} {lat['jaxstatic.jit']:9.2f} "
+          f"{lat['eqx.filter_jit']:7.2f}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _freeze, _traceback
-from ._plan import Plan
+from ._plan import Layout, Plan
 
 
 class _FrozenMarker:
@@ -124,4 +124,66 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str, entry: bool =
     return {name: ns[name] for name in ("key", "dispatch", "entry") if name in ns}
 
 
-__all__ = ["FROZEN", "FreezePair", "generate", "static_keys", "to_pair"]
+def generate_lane(layout: Layout, namespace: dict[str, Any], function: str) -> Callable[..., Any]:
+    """The ``__call__`` of the exact-key lane (``_lane``): the user's parameters by name, so that Python binds any
+    call shape in C, then one type check per static value and JAX's own call.
+
+    ``namespace`` supplies ``_js_fast`` (the ``jax.jit`` whose static arguments are ours), ``_js_next`` (counts the
+    call), ``_js_other(self, positional, keyword_only, rest)`` (a call missing or given extra arguments),
+    ``_js_switch(self, positional, keyword_only)`` (a static value of another type) and
+    ``_js_dynamic_error``/``_js_failed`` (``(args, kwargs)`` of the canonical call). Every parameter defaults to
+    ``_js_NO``, so a missing or extra positional argument reaches ``_js_other`` and gets the function's own error
+    there; Python's binding errors (an unknown keyword, a value given twice) name the user's function.
+    The generated names start with ``_js_``; ``_lane`` refuses functions whose parameters do too.
+    """
+    params = list(layout.signature.parameters.values())
+    positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
+    kwonly = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+    pos_only = [p.name for p in params if p.kind is p.POSITIONAL_ONLY]
+    head = [f"{n}=_js_NO" for n in pos_only] + (["/"] if pos_only else [])
+    head += [f"{n}=_js_NO" for n in positional[len(pos_only):]] + ["*_js_rest"]
+    head += [f"{n}=_js_NO" for n in kwonly]  # no **extra: an unknown keyword gets Python's own error, and
+    # the empty dict Python would make for it on every call cost ~0.1 us (2% of a jax.jit hit)
+    ns = dict(namespace, _js_NO=NO, _js_ATOMIC=_freeze.LANE, _js_type=type)
+    # Missing without a default: the function's own arity error, made by the general path.
+    required = [p.name for p in params if p.default is p.empty or p.name not in layout.static]
+    pos_tuple = "(" + "".join(f"{n}, " for n in positional) + ")"
+    kw_dict = "{" + ", ".join(f"{n!r}: {n}" for n in kwonly) + "}"
+    lines = [f"def __call__(_js_self, {', '.join(head)}):",
+             "    if _js_rest" + "".join(f" or {n} is _js_NO" for n in required) + ":",
+             f"        return _js_other(_js_self, {pos_tuple}, {kw_dict}, _js_rest)"]
+    for p in params:
+        if p.name not in required:  # a Static parameter left out: its default, passed explicitly (one key)
+            ns[f"_js_D_{p.name}"] = p.default
+            lines += [f"    if {p.name} is _js_NO:", f"        {p.name} = _js_D_{p.name}"]
+    statics = [p.name for p in params if p.name in layout.static]
+    check = " and ".join(f"_js_type({n}) in _js_ATOMIC" for n in statics) or "True"
+    call = ", ".join(positional + [f"{n}={n}" for n in kwonly])
+    lines += [f"    if {check}:", "        _js_next()", "        try:", f"            return _js_fast({call})",
+              "        except TypeError as _js_err:",
+              f"            raise _js_dynamic_error({pos_tuple}, {kw_dict}, _js_err)",
+              "        except BaseException:", f"            _js_failed({pos_tuple}, {kw_dict})", "            raise",
+              f"    return _js_switch(_js_self, {pos_tuple}, {kw_dict})"]
+    # The outermost frame of a call drops jaxstatic's frames from a failure's traceback (``_traceback.hide``); a
+    # ``try`` costs nothing when the call succeeds.
+    lines = [lines[0], "  try:", *(" " * 2 + line for line in lines[1:]),
+             "  except BaseException as _js_exc:", "    _js_hide(_js_exc)", "    raise"]
+    ns["_js_hide"] = _traceback.hide
+    _compile("\n".join(lines) + "\n", ns, f"exact-key lane of {function}")
+    entry: Callable[..., Any] = ns["__call__"]
+    entry.__qualname__ = function  # what Python's own binding errors name: "f() got multiple values for ..."
+    return entry
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+NO = _Missing()
+"""A parameter the caller left out, in the lane's ``__call__``."""
+
+
+__all__ = ["FROZEN", "NO", "FreezePair", "generate", "generate_lane", "static_keys", "to_pair"]

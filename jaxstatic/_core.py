@@ -29,8 +29,9 @@ from typing import Any, ClassVar, Concatenate, Generic, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec, Self
 
-from . import _codegen, _explain, _freeze, _hidden, _options, _stats, _traceback, _typecheck
+from . import _codegen, _explain, _freeze, _hidden, _lane, _options, _stats, _traceback, _typecheck
 from ._errors import AnnotationError, non_array_error, non_static_error
+from ._lane import jit_disabled
 from ._plan import Layout, Plan
 
 _P = ParamSpec("_P")
@@ -65,10 +66,6 @@ class _InFlight:
     def __init__(self, owner: int, program: Any, slot: Slot) -> None:
         self.owner, self.program, self.slot = owner, program, slot
         self.done = threading.Event()
-
-
-def jit_disabled() -> bool:
-    return bool(jax.config.jax_disable_jit)  # type: ignore[attr-defined]
 
 
 class StaticFunction(Generic[_P, _R]):
@@ -107,6 +104,8 @@ class StaticFunction(Generic[_P, _R]):
         self._shapes: dict[Any, tuple[Plan, dict[str, Callable[..., Any]]]] = {}  # every call shape seen
         self._variants: dict[tuple[str, ...], int] = {}
         self._layout_: Layout | None = None
+        self._lane: _lane.Lane | None = None  # the exact-key lane, once the first call shows it can be taken
+        self._lane_checked = False
         if self._options.keys() & _PARAM_OPTIONS or self._checks_at_decoration():
             # Options that name parameters are checked now, like jax.jit's; those that depend on which parameters
             # are Static too when the annotations resolve (forward references to later classes resolve by the
@@ -128,6 +127,14 @@ class StaticFunction(Generic[_P, _R]):
 
     def _resolve(self, layout: Layout) -> None:
         """Check and resolve the options that depend on which parameters are static (once)."""
+
+    def _takes_lane(self) -> bool:
+        """Whether this transform has an exact-key lane (``_lane``) and its options allow it."""
+        return False
+
+    def _lane_program(self, body: Callable[..., Any], argnums: tuple[int, ...], argnames: tuple[str, ...]) -> Any:
+        """The exact-key lane's program: ``body`` compiled with these static arguments, keyed by JAX."""
+        raise NotImplementedError
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         """The JAX program of one static key: ``body`` takes the dynamic values of ``plan``'s call shape, in the
@@ -171,12 +178,26 @@ class StaticFunction(Generic[_P, _R]):
         found = self._shapes.get(shape)
         if found is None:
             plan = Plan.bind(self._layout(), len(args), tuple(kwargs), self._variants)
-            entry = not kwargs and not any(isinstance(k, int) for k in self._shapes) and self._specializes()
+            if not self._lane_checked:
+                self._install_lane()
+            entry = self._lane is None and not kwargs and not any(isinstance(k, int) for k in self._shapes) and self._specializes()
             code = _codegen.generate(plan, self._namespace(plan), self._function, entry=entry)
             found = self._shapes[shape] = (plan, code)
             if "entry" in code:
                 self._specialize(code["entry"])
         return found
+
+    def _install_lane(self) -> None:
+        """Take the exact-key lane (``_lane``) if this function can: its ``__call__`` becomes the lane's."""
+        with self._lock:
+            if self._lane_checked:
+                return
+            self._lane_checked = True
+            if self._takes_lane() and self._stats.maxsize == _options.JAX_JIT_CACHE_SIZE and _lane.eligible(
+                    self._layout()):
+                self._lane = _lane.Lane(self, self._lane_program, _general_call)
+                self._specialize(self._lane.entry)
+                self._stats.currsize = self._lane.currsize
 
     def _new_dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dispatch:
         dispatch = self._shape(args, kwargs)[1]["dispatch"]
@@ -196,10 +217,17 @@ class StaticFunction(Generic[_P, _R]):
         Python frame (measured: ~150 ns of the ~400 ns jaxstatic adds to a call); other shapes go through
         ``_general_call``.
         """
-        cls = type(self)
+        cls = self._unspecialized()
         entry.__doc__ = StaticFunction.__call__.__doc__
         self.__class__ = type(cls.__name__, (cls,), {"__call__": entry, "__module__": cls.__module__,
-                                                     "__qualname__": cls.__qualname__})
+                                                     "__qualname__": cls.__qualname__, "_specialized": True})
+
+    def _unspecialized(self) -> type:
+        cls = type(self)
+        return cls.__base__ if cls.__dict__.get("_specialized") else cls  # type: ignore[return-value]
+
+    def _unspecialize(self) -> None:
+        self.__class__ = self._unspecialized()
 
     def _namespace(self, plan: Plan) -> dict[str, Any]:
         move = self._cache.move_to_end
@@ -252,8 +280,9 @@ class StaticFunction(Generic[_P, _R]):
     # -- misses and faults -----------------------------------------------------------------------------------
 
     def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        try:  # a new static value: checked against its Static[T] here, never on a hit
-            _typecheck.check(self._fn, self._function, plan.static_values(args, kwargs))
+        try:  # a new static value: checked against its Static[T] here (the lane's body checks its own), never on a hit
+            if self._lane is None or not self._lane.serves(plan, key):
+                _typecheck.check(self._fn, self._function, plan.static_values(args, kwargs))
         except BaseException:  # the warning made an error by the user's filters
             self._failed(plan, args, kwargs)
             raise
@@ -271,7 +300,10 @@ class StaticFunction(Generic[_P, _R]):
                     try:
                         built = None if self._counts_traces else _static_signature(plan, key)
                         record = None if built is None else self._stats.begin_build(built)
-                        program = self._build(plan, self._body(plan, slot), slot)
+                        if self._lane is not None and self._lane.serves(plan, key):  # the lane's key: its program
+                            program = self._lane.adapter(plan, key)
+                        else:
+                            program = self._build(plan, self._body(plan, slot), slot)
                     except BaseException:  # a call the transform refuses (grad of a missing argument): no hit
                         self._failed(plan, args, kwargs)
                         raise
@@ -383,14 +415,7 @@ class StaticFunction(Generic[_P, _R]):
                 **{n: _explain.StaticSig(k) for n, k in zip(labels, _codegen.static_keys(key))},
                 **{n: _explain.dynamic_sig(v) for n, v in dynamic.items()},
             }
-            record = stats.begin_trace(signature, self._why_again(key))
-            ok = False
-            try:
-                out = call(*call_args, **call_kwargs)
-                ok = True
-                return out
-            finally:
-                stats.end_trace(signature, record, ok)
+            return _lane.counted(stats, signature, self._why_again(key), call, call_args, call_kwargs)
 
         body.__name__ = getattr(fn, "__name__", "jaxstatic_function")
         body.__qualname__ = self._function
@@ -447,6 +472,10 @@ class StaticFunction(Generic[_P, _R]):
             self._slots.clear()
             self._memo.clear()
             self._stats.cleared()
+        if self._lane is not None:  # a new lane program: JAX's caches keyed by the old one release its values
+            self._lane.program.clear_cache()
+            self._lane_checked = False
+            self._install_lane()
         inner = _inner_transform(self._fn)
         if inner is not None:
             inner.clear_cache()

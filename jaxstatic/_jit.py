@@ -64,6 +64,14 @@ class JitFunction(StaticFunction[_P, _R]):
         self._by_name = _options.per_parameter(self._function, layout.signature, self._in_shardings, "in_shardings",
                                                layout.static)
 
+    def _takes_lane(self) -> bool:
+        # Options of jax.jit's besides the static ones would need re-indexing onto the lane's program: not taken.
+        return self._in_shardings is None and not self._params().donate and not self._options.keys() - {
+            "static_argnums", "static_argnames"}  # popped by _params() once read; other options rule it out
+
+    def _lane_program(self, body: Callable[..., Any], argnums: tuple[int, ...], argnames: tuple[str, ...]) -> Any:
+        return jax.jit(body, static_argnums=argnums, static_argnames=argnames)
+
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         options = dict(self._options)
         program_args = [name for name, src in plan.dynamics if src.kind != "varkw"]
@@ -89,6 +97,8 @@ class JitFunction(StaticFunction[_P, _R]):
         # Counted as a call, as its trace (if it traces) is counted as a miss: hits are calls less misses, so an
         # uncounted lower() hid the next hit.
         next(self._stats.calls)
+        if self._lane is not None and self._lane.serves_aot(plan, key):  # the lane's key: its program, traced once
+            return plan, key, self._lane.aot(method, plan, args, kwargs)
         with self._lock:
             program, slot = self._cache.get(key), self._slots.get(key)
         made = program is None or slot is None

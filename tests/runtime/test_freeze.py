@@ -304,6 +304,45 @@ def test_identity_memo_forgets_a_discarded_value() -> None:
     assert memo.get(nested) is None and not is_immutable(freeze(nested)) and is_immutable(freeze((1, (2.0,))))
 
 
+class _Opt(collections.namedtuple("_Opt", "update apply")):
+    __slots__ = ()
+
+
+def test_a_dict_rebuilt_from_the_same_objects_is_found_by_its_contents_and_only_then() -> None:
+    memo, lr, neg = IdentityMemo(), 0.1, -0.0
+
+    def config(opt_update: Any = math.sin, zero: float = 0.0) -> dict[str, Any]:
+        return {"lr": lr, "zero": zero, "opt": _Opt(opt_update, math.cos), "steps": 10}
+
+    first = config()
+    memo.put(first, ("marker", freeze(first)))
+    assert memo.get(config()) == ("marker", freeze(first))  # a new dict and a new named tuple, the same objects
+    assert memo.get(config(opt_update=math.tan)) is None  # another function inside the named tuple
+    assert memo.get(config(zero=neg)) is None  # -0.0 == 0.0, but is another object (and another key)
+    assert memo.get({"zero": 0.0, "lr": lr, "opt": first["opt"], "steps": 10}) is None  # another order
+    memo.discard(config())
+    assert memo.get(config()) is None
+    with_list = {"lr": lr, "sizes": [1, 2]}  # a list inside can change unseen: never remembered by contents
+    memo.put(with_list, ("marker", freeze(with_list)))
+    assert memo.get({"lr": lr, "sizes": with_list["sizes"]}) is None
+
+
+def test_a_config_rebuilt_on_every_call_traces_once_and_minus_zero_apart() -> None:
+    @js.jit
+    def f(x: jax.Array, cfg: Static[dict[str, Any]]) -> jax.Array:
+        return x * cfg["opt"].update(cfg["lr"]) + cfg["zero"]
+
+    minus = -0.0
+    for _ in range(3):
+        assert f(jnp.ones(1), {"lr": 0.5, "opt": _Opt(math.sin, math.cos), "zero": 0.0}).tolist() == [
+            pytest.approx(math.sin(0.5))]
+    assert f.trace_count == 1
+    f(jnp.ones(1), {"lr": 0.5, "opt": _Opt(math.sin, math.cos), "zero": minus})
+    assert f.trace_count == 2
+    assert math.copysign(1.0, float(f(jnp.zeros(1) * -1.0, {"lr": 0.0, "opt": _Opt(math.sin, math.cos),
+                                                              "zero": minus})[0])) == -1.0
+
+
 # -- properties: keys equal exactly when values are identical in type, order and bits ----------------------
 
 

@@ -88,8 +88,8 @@ def test_filtering_off_shows_jaxstatics_frames(name: str) -> None:
     with filtering("off"):
         found = frames(CALLS[name])
     assert ("jaxstatic", "body") in found
-    assert ("jaxstatic", "_miss") in found
-    assert any(f[0] == "jaxstatic" and f[1] in ("entry", "dispatch") for f in found)  # the generated code
+    assert ("jaxstatic", "_miss") in found or ("jaxstatic", "counted") in found  # the general path or the lane
+    assert any(f[0] == "jaxstatic" and f[1] in ("entry", "dispatch", "__call__") for f in found)  # generated code
     assert ("jax", "reraise_with_filtered_traceback") in found
     assert found[-1] == ("test", "inner")
 
@@ -122,5 +122,5 @@ def test_the_environment_variable_decides(tmp_path: Path) -> None:
     assert outputs[""].startswith(f'Traceback (most recent call last):\n  File "{path}", line 6, in <module>\n'
                                   f"    f(jnp.ones(1), 2)\n  File \"{path}\", line 4, in f\n"
                                   "    raise ValueError('boom')\nValueError: boom\n")
-    assert 'File "<jaxstatic>/dispatch of f(2 positional) #0", line' in outputs["off"]
-    assert "/jaxstatic/_core.py" in outputs["off"]
+    assert 'File "<jaxstatic>/dispatch of f(2 positional) #' in outputs["off"]  # a first call: the general path
+    assert "/jaxstatic/_core.py" in outputs["off"] and "/jaxstatic/_lane.py" in outputs["off"]  # then the lane's

@@ -1,0 +1,187 @@
+"""The exact-key lane: cache hits at ``jax.jit``'s own cost, for calls whose static values all compare exactly.
+
+``jax.jit`` keys its static arguments in C++ by type and ``==`` (``f(x, 1)``, ``f(x, 1.0)`` and ``f(x, True)`` are
+three programs). For the types in ``_freeze.LANE`` (int, bool, str, bytes, None, numpy integers: the atomic types
+whose values cannot be weakly referenced) that is jaxstatic's own rule, and such a value is its own key. Functions
+and classes are atomic too, but JAX's caches would keep them (and what a closure holds) after ``clear_cache()``
+and after the function is dropped, so they stay on the general path, which releases them. So a call whose static values are all of those types needs
+nothing of ours beyond counting it: the lane hands it to a ``jax.jit`` of the function whose ``static_argnums`` are
+its ``Static`` parameters. What stays jaxstatic's:
+
+- one generated Python frame (``_codegen.generate_lane``): the user's parameters by name, so that Python binds any
+  call shape in C; it counts the call (hits) and checks each static value's type. Measured against ``jax.jit``
+  (``benchmarks/dispatch.py``), this frame is all a hit adds;
+- the traced body, which JAX runs on its own misses only: it counts the trace, explains it and applies
+  ``max_traces``, exactly as the general path's body does;
+- every other call goes the general path (``_core``): a missing or extra argument (to get the function's own error),
+  or a static value of any other type (a float, since ``0.0 == -0.0``; a container). The first such value switches
+  the function to the general path's dispatcher for good, so general calls pay no extra frame for the lane.
+
+A key whose static values are all exact is always served by the lane's program, even when the general path finds it
+(``adapter``): the two paths never trace the same key twice. The lane is taken by ``jit`` without options other than
+``static_argnums``/``static_argnames``, at the default ``cache_size`` (JAX's own cache then bounds the lane), for
+functions without ``*args``/``**kwargs`` (whose extras JAX could not mark static by position).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import jax
+
+from . import _codegen, _explain, _freeze, _hidden, _typecheck
+from ._plan import Layout, Plan
+
+if TYPE_CHECKING:
+    from ._core import StaticFunction
+
+MakeProgram = Callable[[Callable[..., Any], tuple[int, ...], tuple[str, ...]], Any]
+
+
+def jit_disabled() -> bool:
+    return bool(jax.config.jax_disable_jit)  # type: ignore[attr-defined]
+
+
+def counted(stats: Any, signature: dict[str, Any], reason: str, call: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    """Run ``call`` as one trace: counted when it returns, refused past ``max_traces``, explained when a retrace."""
+    record = stats.begin_trace(signature, reason)
+    ok = False
+    try:
+        out = call(*args, **kwargs)
+        ok = True
+        return out
+    finally:
+        stats.end_trace(signature, record, ok)
+
+
+def eligible(layout: Layout) -> bool:
+    """A signature the lane can take: named parameters only, none spelled like the generated code's own names."""
+    return all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and not p.name.startswith("_js_")
+               for p in layout.signature.parameters.values())
+
+
+class Lane:
+    """The lane of one function: its ``jax.jit`` program, its ``__call__``, and the canonical call shape (every
+    positional parameter by position, every keyword-only one by name) in which the lane always calls JAX."""
+
+    def __init__(self, owner: StaticFunction[Any, Any], make: MakeProgram, general: Callable[..., Any]) -> None:
+        layout = owner._layout()
+        params = list(layout.signature.parameters.values())
+        self.owner, self.general, self.switched = owner, general, False
+        self.keys: set[Any] = set()  # the keys traced: cache_info's programs (JAX's own count is per shape)
+        self.positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
+        self.kwonly = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+        self.ndynamic = sum(p.name not in layout.static for p in params)
+        self.kwonly_dynamic = any(n not in layout.static for n in self.kwonly)
+        self.plan, code = owner._shape((None,) * len(self.positional), dict.fromkeys(self.kwonly))
+        self.key: Callable[..., Any] = code["key"]
+        argnums = tuple(i for i, n in enumerate(self.positional) if n in layout.static)
+        argnames = tuple(n for n in self.kwonly if n in layout.static)
+        self.program = make(self._body(layout), argnums, argnames)
+        namespace = {"_js_fast": self.program, "_js_next": owner._stats.calls.__next__, "_js_other": self.other,
+                     "_js_switch": self.switch,
+                     "_js_dynamic_error": functools.partial(owner._failed_dynamic, self.plan),
+                     "_js_failed": functools.partial(owner._failed, self.plan)}
+        self.entry = _codegen.generate_lane(layout, namespace, owner._function)
+
+    def _body(self, layout: Layout) -> Callable[..., Any]:
+        """What JAX traces on its misses: the user's function, its trace counted and explained as ``_core``'s body
+        counts and explains them, by the same flat key."""
+        owner, plan, key_of = self.owner, self.plan, self.key
+        stats, call = owner._stats, _hidden.explaining(owner._fn, layout.static)
+        labels, keys = [name for name, _ in plan.statics], self.keys
+
+        def body(*args: Any, **kwargs: Any) -> Any:
+            if jit_disabled():
+                return call(*args, **kwargs)
+            _typecheck.check(owner._fn, owner._function, plan.static_values(args, kwargs))  # JAX's miss: new values
+            key = key_of(args, kwargs)
+            signature: dict[str, _explain.DynamicSig | _explain.StaticSig] = {
+                **{n: _explain.StaticSig(k) for n, k in zip(labels, _codegen.static_keys(key))},
+                **{n: _explain.dynamic_sig(src.get(args, kwargs)) for n, src in plan.dynamics},
+            }
+            out = counted(stats, signature, owner._why_again(key), call, args, kwargs)
+            keys.add(key)
+            return out
+
+        body.__name__ = getattr(owner._fn, "__name__", "jaxstatic_function")
+        body.__qualname__ = owner._function
+        body.__wrapped__ = owner._fn  # type: ignore[attr-defined]  # JAX's debug info: the user's name and line
+        body.__signature__ = layout.signature  # type: ignore[attr-defined]
+        return body
+
+    # -- calls the lane does not take -------------------------------------------------------------------------
+
+    def canonical(self, pos: tuple[Any, ...], kwonly: dict[str, Any],
+                  rest: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The call rebuilt from the lane's bound parameters: positionals up to the first one left out, the others by
+        name (so the general path binds it as the caller's call, and fails it with the same message)."""
+        given = len(pos)
+        for i, value in enumerate(pos):
+            if value is _codegen.NO:
+                given = i
+                break
+        kwargs = {n: v for n, v in zip(self.positional[given:], pos[given:]) if v is not _codegen.NO}
+        kwargs.update((n, v) for n, v in kwonly.items() if v is not _codegen.NO)
+        return pos[:given] + rest, kwargs
+
+    def other(self, fn: Any, pos: tuple[Any, ...], kwonly: dict[str, Any], rest: tuple[Any, ...]) -> Any:
+        """A call missing an argument or given extra ones: the general path, which binds it or says why not."""
+        return self.general(fn, *self.canonical(pos, kwonly, rest))
+
+    def switch(self, fn: Any, pos: tuple[Any, ...], kwonly: dict[str, Any]) -> Any:
+        """A static value of a type the lane cannot key: from now on the general path's dispatcher is ``__call__``
+        (the lane's frame would only add to every such call), and keys the lane has seen stay its (``adapter``)."""
+        if not self.switched:
+            self.switched = True
+            self.owner._unspecialize()
+            try:
+                plan = self.owner._shape((None,) * len(self.positional), {})[0]
+            except TypeError:  # a keyword-only parameter without a default: no positional shape to specialize
+                pass
+            else:
+                owner = self.owner
+                owner._specialize(_codegen.generate(plan, owner._namespace(plan), owner._function, entry=True)["entry"])
+        return self.general(fn, *self.canonical(pos, kwonly, ()))
+
+    # -- keys the general path meets -------------------------------------------------------------------------
+
+    def serves(self, plan: Plan, key: tuple[Any, ...]) -> bool:
+        """Whether ``key`` is the lane's: every dynamic parameter given, every static value of an exact type."""
+        return len(plan.dynamics) == self.ndynamic and _freeze.LANE.issuperset(key[1::2])
+
+    def serves_aot(self, plan: Plan, key: tuple[Any, ...]) -> bool:
+        """Whether ahead-of-time objects for ``key`` come from the lane's program: when it serves the key and JAX's
+        compiled program takes every dynamic value by position, as ``_aot.Compiled`` passes them."""
+        return self.serves(plan, key) and not self.kwonly_dynamic
+
+    def aot(self, method: str, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``lower``/``trace``/``eval_shape`` of the lane's program for this call, made canonical: a later call
+        with these values finds what this traced, as with ``jax.jit``."""
+        dynamic = {name: src.get(args, kwargs) for name, src in plan.dynamics}
+        call_args, call_kwargs = plan.layout.assemble(dynamic, plan.static_values(args, kwargs))
+        return getattr(self.program, method)(*call_args, **call_kwargs)
+
+    def adapter(self, plan: Plan, key: tuple[Any, ...]) -> Callable[..., Any]:
+        """The general path's program for a key the lane serves: the lane's program, called canonically (an exact
+        key's values are the values themselves)."""
+        statics = dict(zip([name for name, _ in plan.statics], key[2::2]))
+        names, assemble, program = [name for name, _ in plan.dynamics], plan.layout.assemble, self.program
+
+        def via_lane(*dynamic: Any) -> Any:
+            args, kwargs = assemble(dict(zip(names, dynamic)), statics)
+            return program(*args, **kwargs)
+
+        via_lane.lane = True  # type: ignore[attr-defined]  # not a program of its own (cache_info's currsize)
+        return via_lane
+
+    def currsize(self) -> int:
+        """Programs held: the lane's (in JAX's cache) and the general path's own."""
+        cache = self.owner._cache
+        own = sum(not getattr(p, "lane", False) for p in list(cache.values()))
+        return own + len(self.keys)
+
+
+__all__ = ["Lane", "counted", "eligible", "jit_disabled"]

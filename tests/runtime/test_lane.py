@@ -1,0 +1,179 @@
+"""The exact-key lane: calls whose static values all compare exactly go to jax.jit's own static-argument cache.
+
+What a user relies on is that it changes nothing but the cost: the same programs shared and kept apart, the same
+trace counts, hits and errors, whichever path a call takes, and when a function meets a value the lane cannot key.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxstatic as js
+from jaxstatic import Static
+
+
+def _counted() -> tuple[js.JitFunction[Any, Any], list[Any]]:
+    seen: list[Any] = []
+
+    @js.jit
+    def f(x: jax.Array, n: Static[Any], *, mode: Static[str] = "train") -> jax.Array:
+        seen.append((n, mode))
+        return x * 2 if mode == "train" else x
+
+    return f, seen
+
+
+def test_one_one_point_oh_and_true_are_three_programs() -> None:
+    f, seen = _counted()
+    for n in (1, 1.0, True, 1, 1.0, True):
+        f(jnp.ones(1), n)
+    assert [type(n) for n, _ in seen] == [int, float, bool]
+    assert f.trace_count == 3
+
+
+def test_positional_keyword_and_default_calls_share_one_program_and_count_hits() -> None:
+    f, _ = _counted()
+    x = jnp.ones(1)
+    f(x, 3)
+    f(x, n=3)
+    f(x=x, n=3, mode="train")
+    f(x, 3, mode="train")
+    assert f.trace_count == 1
+    assert f.cache_info() == js.CacheInfo(hits=3, misses=1, maxsize=8192, currsize=1, evictions=0)
+    f(x, 3, mode="eval")
+    assert f.trace_count == 2
+    assert str(f.retraces[-1]) == ("f was traced again (trace #2) because mode: 'train' -> 'eval'")
+
+
+def test_a_function_meeting_a_float_keeps_every_earlier_program() -> None:
+    f, _ = _counted()
+    x = jnp.ones(1)
+    f(x, 2)
+    f(x, 0.0)
+    f(x, -0.0)  # equal to 0.0 in Python and in jax.jit's cache, another program here
+    assert f.trace_count == 3
+    f(x, 2)  # traced before the float: still the lane's program
+    f(x, {"a": 1})
+    f(x, 2)
+    assert f.trace_count == 4
+    assert f.cache_info().hits == 2
+
+
+class Color(enum.Enum):
+    RED = 1
+    ALSO_RED = 1.0  # an alias: Color.ALSO_RED is Color.RED
+
+
+def test_enum_members_and_functions_are_keyed_by_identity() -> None:
+    f, _ = _counted()
+    x = jnp.ones(1)
+    f(x, Color.RED)
+    f(x, Color.ALSO_RED)
+    f(x, jnp.sin)
+    f(x, jnp.cos)
+    f(x, jnp.sin)
+    assert f.trace_count == 3
+
+
+def test_functions_given_as_static_values_are_released_by_clear_cache_and_by_dropping() -> None:
+    import gc
+    import weakref
+
+    @js.jit
+    def f(x: jax.Array, act: Static[Any]) -> jax.Array:
+        return act(x)  # type: ignore[no-any-return]
+
+    def act(x: jax.Array) -> jax.Array:
+        return x + 1
+
+    ref = weakref.ref(act)
+    f(jnp.ones(1), act)
+    del act
+    gc.collect()
+    assert ref() is not None  # held while its program is cached
+    f.clear_cache()
+    gc.collect()
+    assert ref() is None
+
+    def act2(x: jax.Array) -> jax.Array:
+        return x + 2
+
+    ref2 = weakref.ref(act2)
+    f(jnp.ones(1), act2)
+    del act2, f
+    gc.collect()
+    assert ref2() is None
+
+
+def test_wrong_calls_get_the_functions_own_errors() -> None:
+    f, _ = _counted()
+    x = jnp.ones(1)
+    f(x, 1)
+    with pytest.raises(TypeError, match=r"^f\(\) missing 1 required positional argument: 'n'$"):
+        f(x)
+    with pytest.raises(TypeError, match=r"^f\(\) takes 2 positional arguments but 3 were given$"):
+        f(x, 1, 2)
+    with pytest.raises(TypeError, match=r"^f\(\) got an unexpected keyword argument 'bogus'$"):
+        f(x, 1, bogus=2)
+    with pytest.raises(TypeError, match=r"^f\(\) got multiple values for argument 'x'$"):
+        f(x, 1, x=x)
+    with pytest.raises(js.NonArrayArgumentError, match="parameter 'x' is not Static"):
+        f("text", 1)
+    assert f.cache_info().hits == 0
+
+
+def test_concurrent_first_calls_of_one_key_trace_once() -> None:
+    f, _ = _counted()
+    x = jnp.ones(1)
+    f(x, 0)  # the lane is in place before the threads start
+    barrier = threading.Barrier(4, timeout=20)
+
+    def call() -> None:
+        barrier.wait()
+        f(x, 7)
+
+    threads = [threading.Thread(target=call) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert f.trace_count == 2
+
+
+def test_clear_cache_empties_the_lane_too() -> None:
+    f, _ = _counted()
+    x = jnp.ones(1)
+    f(x, 1)
+    f.clear_cache()
+    assert f.cache_info().currsize == 0
+    f(x, 1)
+    assert f.trace_count == 2
+
+
+def test_options_the_lane_cannot_carry_keep_the_general_path() -> None:
+    @js.jit(donate_argnums=0)
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    assert f(jnp.ones(1), 2).tolist() == [2.0]
+    assert "lane" not in type(f).__call__.__code__.co_filename
+    g, _ = _counted()
+    g(jnp.ones(1), 2)
+    assert "exact-key lane of" in type(g).__call__.__code__.co_filename
+
+
+def test_lowering_ahead_of_time_then_calling_traces_once() -> None:
+    f, _ = _counted()
+    x = jnp.ones(2)
+    compiled = f.lower(x, 3).compile()
+    assert compiled(x, 3).tolist() == [2.0, 2.0]
+    assert f(x, 3).tolist() == [2.0, 2.0]
+    assert f.trace_count == 1
+    with pytest.raises(js.StaticMismatchError, match="compiled ahead of time for other static arguments"):
+        compiled(x, 4)
