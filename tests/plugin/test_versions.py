@@ -7,6 +7,7 @@ the README states it, and a mypy outside it stops the run with one message namin
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import jaxstatic_mypy
 import pytest
 import tomllib
-from jaxstatic_mypy._compat import SUPPORTED
+from jaxstatic_mypy._compat import OLDEST, SUPPORTED, release
 from mypy.errors import CompileError
 from mypy.plugin import Plugin
 from mypy.version import __version__ as running
@@ -45,6 +46,13 @@ def test_the_extra_and_the_readme_carry_the_range() -> None:
     readme = (_REPO / "README.md").read_text()
     assert f"`mypy{SUPPORTED}`" in readme
     assert "pip install 'jaxstatic[mypy]'" in readme
+
+
+def test_ci_runs_the_cases_on_the_oldest_supported_mypy() -> None:
+    script = (_REPO / "tools" / "ci_old_mypy.sh").read_text()
+    pinned = re.search(r"^OLDEST=(\S+)$", script, re.MULTILINE)
+    assert pinned is not None and release(pinned.group(1)) == OLDEST
+    assert "tools/ci_old_mypy.sh" in (_REPO / ".ci" / "run").read_text()
 
 
 _SHIM = """\
