@@ -109,6 +109,7 @@ def main() -> None:
     parser.add_argument(
         "--mypy",
         nargs="+",
+        type=os.path.abspath,  # mypy runs in a scratch directory
         default=[sys.executable],
         metavar="PYTHON",
         help="interpreters whose mypy is timed",
