@@ -115,7 +115,7 @@ def is_overload_matcher(watcher: ErrorWatcher) -> bool:
 def assigned_none(info: TypeInfo, name: str) -> bool:
     """Whether the class body of ``info`` assigns ``name = None``.
 
-    Before mypy 1.16 (or so) a class attribute assigned ``None`` without an annotation keeps no type on its ``Var``
+    On older mypy (1.15 among them) a class attribute assigned ``None`` without an annotation has no type on its ``Var``
     until the class body is checked, and a call site may be checked first.
     """
     for stmt in info.defn.defs.body:
