@@ -3,6 +3,6 @@
 Enable it with ``plugins = ["jaxstatic_mypy"]`` in ``[tool.mypy]`` (or ``plugins = jaxstatic_mypy`` in mypy.ini).
 """
 
-from ._main import plugin as plugin
+from ._entry import plugin as plugin
 
 __all__ = ["plugin"]

@@ -12,9 +12,10 @@ from typing import Generic, TypeVar
 
 from mypy.checker import TypeChecker
 from mypy.errorcodes import ErrorCode
-from mypy.errors import ErrorWatcher
 from mypy.nodes import Context
 from mypy.plugin import CheckerPluginInterface, Plugin
+
+from ._compat import is_overload_matcher
 
 _H = TypeVar("_H")
 
@@ -68,7 +69,7 @@ def report(api: CheckerPluginInterface, msg: str, context: Context, code: ErrorC
         return
     errors = api.msg.errors
     watchers = errors._watchers
-    if watchers and _is_overload_matcher(watchers[-1]):
+    if watchers and is_overload_matcher(watchers[-1]):
         if watchers[-1].has_new_errors():
             return
         errors._watchers = watchers[:-1]
@@ -79,8 +80,3 @@ def report(api: CheckerPluginInterface, msg: str, context: Context, code: ErrorC
         return
     api.fail(msg, context, code=code)
 
-
-def _is_overload_matcher(watcher: ErrorWatcher) -> bool:
-    # mypy opens filters with filter_revealed_type=True and without keeping what they hide in two places: overload
-    # matching, and (with --warn-unreachable) probing an unreachable call statement.
-    return watcher.filter_revealed_type and watcher._filtered is None

@@ -32,6 +32,7 @@ from mypy.types import AnyType, CallableType, Type, get_proper_type
 from . import _messages
 from ._calls import as_callable, expression_type
 from ._chain import report
+from ._compat import local_type_map, quiet
 from ._errorcodes import SIGNATURE
 from ._fullnames import TRANSFORM_DECORATORS
 from ._markers import marker, short
@@ -121,7 +122,7 @@ def _apply(api: TypeChecker, decorator: Expression, arg: Type) -> Type | None:
     dec_type = expression_type(api, decorator, None)
     if dec_type is None:
         return None
-    with api.msg.filter_errors(), api.local_type_map:
+    with quiet(api), local_type_map(api):
         result, _ = api.expr_checker.check_call(dec_type, [TempNode(arg)], [ARG_POS], decorator)
     return result
 

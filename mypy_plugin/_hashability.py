@@ -46,6 +46,7 @@ from mypy.types import (
     get_proper_type,
 )
 
+from ._compat import assigned_none
 from ._fullnames import ARRAY_TYPES, FREEZABLE_CONTAINERS, HASH_BY_FIELDS, HASH_BY_ITEMS
 from ._markers import is_static
 from ._messages import DynamicPytree, dynamic_pytree
@@ -192,6 +193,8 @@ def _own_hash(info: TypeInfo) -> str | None:
         return FIELDS if info.fullname in HASH_BY_FIELDS else TRUSTED
     if isinstance(node, Var) and node.type is not None:
         return NONE if isinstance(get_proper_type(node.type), NoneType) else TRUSTED
+    if isinstance(node, Var) and assigned_none(info, "__hash__"):
+        return NONE
     return None
 
 

@@ -224,7 +224,3 @@ class JaxstaticPlugin(Plugin):
         nxt = self._next_function.get(ctx.api, fullname)
         return nxt(ctx) if nxt is not None else ctx.default_return_type
 
-
-def plugin(version: str) -> type[Plugin]:
-    """mypy's entry point (``plugins = ["jaxstatic_mypy"]``)."""
-    return JaxstaticPlugin

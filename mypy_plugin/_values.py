@@ -16,6 +16,7 @@ from mypy.checker import TypeChecker
 from mypy.nodes import DictExpr, Expression, ListExpr, SetExpr, StarExpr, TupleExpr
 from mypy.types import Type
 
+from ._compat import local_type_map, quiet, throwaway_frame
 from ._hashability import judge
 
 # Literals nested deeper than this are judged as a whole.
@@ -57,9 +58,9 @@ def expression_type(api: TypeChecker, expr: Expression, context: Type | None) ->
 def checked_type(api: TypeChecker, expr: Expression, context: Type | None) -> tuple[Type | None, bool]:
     """``expression_type`` and whether mypy found an error in ``expr`` (it reports it itself: one is enough)."""
     with (
-        api.msg.filter_errors() as errors,
-        api.local_type_map,
-        api.binder.frame_context(can_skip=False, discard=True),  # no narrowing leaks (walrus)
+        quiet(api) as errors,
+        local_type_map(api),
+        throwaway_frame(api.binder),  # no narrowing leaks (walrus)
     ):
         inferred = api.get_expression_type(expr, context)
     return inferred, errors.has_new_errors()
