@@ -48,9 +48,12 @@ from ._errorcodes import ARGNAMES, UNHASHABLE
 from ._fullnames import FUNCTOOLS_PARTIAL, JAX_JIT, STATIC_ALIAS
 from ._hashability import judge
 from ._markers import is_static
+from ._spellings import transform_of
 
-NAMES = "static_argnames"
-NUMS = "static_argnums"
+NAMES = frozenset({"static_argnames", "nondiff_argnames"})
+"""Options naming parameters that become static: jit's, and custom_vjp/custom_jvp's (static there, as in JAX)."""
+NUMS = frozenset({"static_argnums", "nondiff_argnums", "static_broadcasted_argnums"})
+"""The same by position (``static_broadcasted_argnums``: pmap's)."""
 
 
 # --- plain jax.jit -----------------------------------------------------------------------------------------------
@@ -118,7 +121,7 @@ def options_call(ctx: FunctionContext, transform_names: set[str]) -> CallExpr | 
     context = ctx.context
     if isinstance(context, Decorator):
         return next(
-            (d for d in context.decorators if isinstance(d, CallExpr) and _refers_to(d, transform_names)),
+            (d for d in context.decorators if isinstance(d, CallExpr) and transform_of(d) in transform_names),
             None,
         )
     if isinstance(context, CallExpr):
@@ -163,19 +166,19 @@ def _resolve(
     positional = [i for i, k in enumerate(fun.arg_kinds) if k.is_positional() and k != ARG_STAR]
     shown = [fun.arg_names[i] or f"#{i}" for i in positional]
     for option, value in zip(call.arg_names, call.args):
-        if option == NAMES:
+        if option in NAMES:
             for name in _strings(api, value) or []:
                 index = _index_by_name(fun, name)
                 if index is not None:
                     found.append((index, value))
                 elif name not in named and not (lenient and ARG_STAR2 in fun.arg_kinds):
-                    report(api, _messages.unknown_name(NAMES, name, function, named), value, ARGNAMES)
-        elif option == NUMS:
+                    report(api, _messages.unknown_name(option, name, function, named), value, ARGNAMES)
+        elif option in NUMS:
             for number in _ints(api, value) or []:
                 if -len(positional) <= number < len(positional):
                     found.append((positional[number], value))
                 elif not (lenient and ARG_STAR in fun.arg_kinds):
-                    report(api, _messages.unknown_position(NUMS, number, function, shown), value, ARGNAMES)
+                    report(api, _messages.unknown_position(option, number, function, shown), value, ARGNAMES)
     return found
 
 

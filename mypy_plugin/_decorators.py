@@ -33,8 +33,8 @@ from . import _messages
 from ._calls import as_callable, expression_type
 from ._chain import report
 from ._errorcodes import SIGNATURE
-from ._fullnames import TRANSFORM_DECORATORS
 from ._markers import marker, short
+from ._spellings import transform_of
 
 
 def named_decorator(ret: Type, name: str) -> Type | None:
@@ -145,11 +145,7 @@ def _lost(marks: dict[str, str], received: Type) -> str | None:
 
 
 def _refers_to(expr: Expression, transform: str) -> bool:
-    if isinstance(expr, CallExpr):
-        expr = expr.callee
-    if not isinstance(expr, RefExpr):
-        return False
-    return TRANSFORM_DECORATORS.get(expr.fullname, expr.fullname) == transform
+    return transform_of(expr) == transform
 
 
 def _name(expr: Expression) -> str:

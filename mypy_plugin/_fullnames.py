@@ -45,6 +45,20 @@ mypy uses a callable's name to find plugin hooks when the callee has no fully qu
 plugin see the decorator being applied.
 """
 
+TRANSFORM_WRAPPERS: Final = {
+    "jaxstatic._jit.JitFunction": JAXSTATIC_JIT,
+    "jaxstatic._vmap_pmap.VmapFunction": "jaxstatic._vmap_pmap.vmap",
+    "jaxstatic._vmap_pmap.PmapFunction": "jaxstatic._vmap_pmap.pmap",
+    "jaxstatic._ad.GradFunction": "jaxstatic._ad.grad",
+    "jaxstatic._ad.ValueAndGradFunction": "jaxstatic._ad.value_and_grad",
+    "jaxstatic._ad.CheckpointFunction": "jaxstatic._ad.checkpoint",
+    "jaxstatic._custom.CustomVJPFunction": "jaxstatic._ad.custom_vjp",
+    "jaxstatic._custom.CustomJVPFunction": "jaxstatic._ad.custom_jvp",
+    "jaxstatic._shard_map.ShardMapFunction": "jaxstatic._shard_map.shard_map",
+}
+"""The wrapper class each transform returns: a variable holding ``vmap(in_axes=0)`` is known by the decorator's
+shape (mypy drops the name the plugin gives it when it infers the variable's type)."""
+
 JAX_JIT: Final = frozenset({"jax._src.api.jit", "jax.jit"})
 """``jax.jit`` as jax defines it, and as the jax stubs in ``typeshed_stubs/`` define it."""
 

@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-from mypy.nodes import CallExpr, Decorator, SuperExpr
+from mypy.nodes import CallExpr, Decorator, SuperExpr, Var
 from mypy.options import Options
 from mypy.plugin import (
     AnalyzeTypeContext,
@@ -22,7 +22,7 @@ from mypy.plugin import (
 from mypy.plugins import dataclasses as dataclasses_plugin
 from mypy.types import CallableType, FunctionLike, Type
 
-from . import _argnames, _calls, _decorators
+from . import _argnames, _calls, _decorators, _spellings
 from ._chain import NextHooks, next_hook
 from ._definitions import AnnotatedHook, StaticAnnotationHook, UnresolvedNote
 from ._descriptors import name_bound, staticmethod_get
@@ -80,6 +80,7 @@ class JaxstaticPlugin(Plugin):
         # One hook object per fully qualified name, made once: these lookups run for every call mypy checks.
         self._function_sig_hooks: dict[str, _SigHook | None] = {}
         self._method_sig_hooks: dict[str, _MethodSigHook | None] = {}
+        self._held: dict[str, str | None] = {}
         # The hooks the plugins after us would give (called through the instance: they override these).
         self._next_function_sig = NextHooks[_SigHook](
             self, lambda p, name: p.get_function_signature_hook(name)
@@ -188,9 +189,30 @@ class JaxstaticPlugin(Plugin):
             return partial(self._transform, fullname)
         if fullname in JAX_JIT or fullname == JAX_JIT_DECORATOR:
             return partial(self._jax_jit, fullname)
+        if fullname == FUNCTOOLS_PARTIAL:
+            return self._partial
         if " of " in fullname:  # a method called with no fully qualified name: ``super().apply(...)``
             return partial(self._super_call, fullname)
-        return None
+        held = self._held_transform(fullname)
+        return partial(self._transform, held) if held is not None else None
+
+    def _held_transform(self, fullname: str) -> str | None:
+        """The transform a module-level variable holds (``batched = vmap(in_axes=0)``; ``@batched``)."""
+        if _never_static(fullname):
+            return None
+        try:
+            return self._held[fullname]
+        except KeyError:
+            sym = self.lookup_fully_qualified(fullname)
+            node = sym.node if sym is not None else None
+            if isinstance(node, Var) and node.type is None:
+                return None  # not inferred yet: ask again next time
+            held = _spellings.held_transform(node.type) if isinstance(node, Var) else None
+            self._held[fullname] = held
+            return held
+
+    def _partial(self, ctx: FunctionContext) -> Type:
+        return _spellings.partial_decorator(ctx) or self._next_function_result(FUNCTOOLS_PARTIAL, ctx)
 
     def _super_call(self, fullname: str, ctx: FunctionContext) -> Type:
         call = ctx.context
