@@ -25,6 +25,7 @@ from mypy.nodes import (
     NameExpr,
     RefExpr,
     SuperExpr,
+    TypeInfo,
 )
 from mypy.plugin import CheckerPluginInterface
 from mypy.subtypes import find_member, is_subtype
@@ -42,7 +43,7 @@ from . import _deps, _messages
 from ._chain import report
 from ._errorcodes import UNHASHABLE
 from ._fullnames import FUNCTOOLS_PARTIAL, PARTIAL_ATTR
-from ._hashability import is_pytree_dataclass
+from ._hashability import converted_field, is_pytree_dataclass
 from ._markers import has_static as _has_static, is_static
 from ._values import checked_type, expression_type, judge_value
 
@@ -119,6 +120,9 @@ def _check_argument(
     declared: Type,
     call: CallExpr,
 ) -> None:
+    owner = _constructed_pytree(sig)
+    if owner is not None and converted_field(owner, str(sig.arg_names[formal])):
+        return  # ``field(converter=...)``: the value stored is the converter's result, not this argument
     in_context, mypy_reports = checked_type(api, arg, declared)
     if in_context is None or mypy_reports or not is_subtype(in_context, erase_typevars(declared)):
         return  # mypy reports the wrong type itself; one error is enough
@@ -130,20 +134,19 @@ def _check_argument(
     name = sig.arg_names[formal]
     kind = sig.arg_kinds[formal]
     shown = f"*{name}" if kind == ARG_STAR else f"**{name}" if kind == ARG_STAR2 else name
-    owner = _constructed_pytree(sig)
     if owner is not None:
-        message = _messages.static_field(str(shown), owner, reason)
+        message = _messages.static_field(str(shown), owner.name, reason)
     else:
         message = _messages.cannot_be_static(str(shown), callee_name(call, sig), reason)
     report(api, message, arg, UNHASHABLE)
 
 
-def _constructed_pytree(sig: CallableType) -> str | None:
-    """The class name when ``sig`` builds a ``jaxstatic.dataclass``: its Static parameters are its fields."""
+def _constructed_pytree(sig: CallableType) -> TypeInfo | None:
+    """The class when ``sig`` builds a ``jaxstatic.dataclass``: its Static parameters are its fields."""
     if not sig.is_type_obj():
         return None
     made = get_proper_type(sig.ret_type)
-    return made.type.name if isinstance(made, Instance) and is_pytree_dataclass(made.type) else None
+    return made.type if isinstance(made, Instance) and is_pytree_dataclass(made.type) else None
 
 
 def callee_name(call: CallExpr, sig: CallableType) -> str:

@@ -91,6 +91,10 @@ FREEZABLE_CONTAINERS: Final = frozenset(
 )
 """Builtin containers the runtime freezes: static when their keys and items are."""
 
+SLICE: Final = "builtins.slice"
+"""jaxstatic keys a slice by ``(start, stop, step)`` on every Python; plain ``hash()`` of one works from Python 3.12
+only, and code checked for one version often runs on the next: judged by its parts under both rules."""
+
 HASH_BY_ITEMS: Final = frozenset({"builtins.tuple", "builtins.frozenset"})
 """Hashable builtin containers whose hash needs hashable items."""
 
