@@ -36,6 +36,12 @@ JAXSTATIC_TRANSFORMS: Final = frozenset(
 ``jaxstatic-signature``) and accept ``static_argnames``/``static_argnums``. Each is typed with a ``ParamSpec``
 (``Callable[P, R] -> Wrapped[P, R]``): call sites are checked from that binding, whatever the wrapper class."""
 
+NODIFF_READERS: Final = frozenset(
+    {"jaxstatic._ad.grad", "jaxstatic._ad.value_and_grad", "jaxstatic._ad.custom_vjp", "jaxstatic._ad.custom_jvp"}
+)
+"""Transforms that read ``NoDiff`` (the others trace a NoDiff parameter like any other): a decorator hiding one
+matters only under these."""
+
 TRANSFORM_DECORATORS: Final = {
     f"jaxstatic.{name.rsplit('.', 1)[1]}": name for name in JAXSTATIC_TRANSFORMS
 }
