@@ -114,4 +114,9 @@ NEVER_STATIC_PACKAGES: Final = frozenset(sys.stdlib_module_names) | {
 """Top-level packages whose functions and methods never declare Static parameters: the call-site hooks skip calls
 whose fully qualified name starts here (most calls in typical code), except the few checked specially below."""
 
-CHECKED_ANYWAY: Final = frozenset({FUNCTOOLS_PARTIAL, PARTIAL_CALL}) | JAX_JIT | JAX_STUB_CALLS
+DATACLASS_REPLACE: Final = "dataclasses.replace"
+"""Runs ``__init__`` again: the new values of Static fields are judged as at construction."""
+
+CHECKED_ANYWAY: Final = (
+    frozenset({FUNCTOOLS_PARTIAL, PARTIAL_CALL, DATACLASS_REPLACE}) | JAX_JIT | JAX_STUB_CALLS
+)

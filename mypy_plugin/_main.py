@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-from mypy.nodes import CallExpr, Decorator, SuperExpr, Var
+from mypy.nodes import CallExpr, Decorator, SuperExpr, TypeInfo, Var
 from mypy.options import Options
 from mypy.plugin import (
     AnalyzeTypeContext,
@@ -41,7 +41,7 @@ from ._fullnames import (
     STATIC_ALIAS,
     TRANSFORM_DECORATORS,
 )
-from ._hashability import record_dataclass
+from ._hashability import is_pytree_dataclass, record_dataclass
 
 RULES_VERSION: Final = "3"
 """Bump when a rule changes: mypy then rechecks every module instead of replaying cached results."""
@@ -64,6 +64,9 @@ _FunctionHook = Callable[[FunctionContext], Type]
 
 
 _MARKER_SUFFIXES: Final = tuple(f".{name.rsplit('.', 1)[1]}" for name in sorted(MARKER_ALIASES))
+
+
+_PYTREE_CLASS: Final = "<jaxstatic.dataclass>"
 
 
 def _never_static(fullname: str) -> bool:
@@ -174,12 +177,10 @@ class JaxstaticPlugin(Plugin):
                 bound = _calls.as_callable(ctx.type)
                 if bound is not None and _calls.has_static(bound):
                     _calls.check_call(ctx.api, bound, context)
-        elif (
-            isinstance(context, CallExpr)
-            and isinstance(sig, CallableType)
-            and _calls.has_static(sig)
-        ):
-            _calls.check_call(ctx.api, sig, context)
+        elif isinstance(context, CallExpr):
+            if isinstance(sig, CallableType) and _calls.has_static(sig):
+                _calls.check_call(ctx.api, sig, context)
+            _calls.check_bound_self(ctx.api, ctx.type, context)
         return sig
 
     # --- type checking: transforms applied to functions --------------------------------------------------------
@@ -193,11 +194,15 @@ class JaxstaticPlugin(Plugin):
             return self._partial
         if " of " in fullname:  # a method called with no fully qualified name: ``super().apply(...)``
             return partial(self._super_call, fullname)
-        held = self._held_transform(fullname)
-        return partial(self._transform, held) if held is not None else None
+        named = self._named(fullname)
+        if named == _PYTREE_CLASS:
+            return self._construct
+        return partial(self._transform, named) if named is not None else None
 
-    def _held_transform(self, fullname: str) -> str | None:
-        """The transform a module-level variable holds (``batched = vmap(in_axes=0)``; ``@batched``)."""
+    def _named(self, fullname: str) -> str | None:
+        """What a name mypy calls through stands for: the transform a module-level variable holds (``batched =
+        vmap(in_axes=0)``; ``@batched``), or ``_PYTREE_CLASS`` for a ``jaxstatic.dataclass`` (mypy gives a call
+        through ``type[Model]`` or ``cls`` the class's name)."""
         if _never_static(fullname):
             return None
         try:
@@ -207,9 +212,17 @@ class JaxstaticPlugin(Plugin):
             node = sym.node if sym is not None else None
             if isinstance(node, Var) and node.type is None:
                 return None  # not inferred yet: ask again next time
-            held = _spellings.held_transform(node.type) if isinstance(node, Var) else None
+            if isinstance(node, TypeInfo):
+                held = _PYTREE_CLASS if is_pytree_dataclass(node) else None
+            else:
+                held = _spellings.held_transform(node.type) if isinstance(node, Var) else None
             self._held[fullname] = held
             return held
+
+    def _construct(self, ctx: FunctionContext) -> Type:
+        if isinstance(ctx.context, CallExpr):
+            _calls.check_construction_through_type(ctx.api, ctx.context)
+        return ctx.default_return_type
 
     def _partial(self, ctx: FunctionContext) -> Type:
         return _spellings.partial_decorator(ctx) or self._next_function_result(FUNCTOOLS_PARTIAL, ctx)
