@@ -83,7 +83,7 @@ class JaxstaticPlugin(Plugin):
         # One hook object per fully qualified name, made once: these lookups run for every call mypy checks.
         self._function_sig_hooks: dict[str, _SigHook | None] = {}
         self._method_sig_hooks: dict[str, _MethodSigHook | None] = {}
-        self._held: dict[str, str | None] = {}
+        self._plain_names: set[str] = set()
         # The hooks the plugins after us would give (called through the instance: they override these).
         self._next_function_sig = NextHooks[_SigHook](
             self, lambda p, name: p.get_function_signature_hook(name)
@@ -203,21 +203,19 @@ class JaxstaticPlugin(Plugin):
         """What a name mypy calls through stands for: the transform a module-level variable holds (``batched =
         vmap(in_axes=0)``; ``@batched``), or ``_PYTREE_CLASS`` for a ``jaxstatic.dataclass`` (mypy gives a call
         through ``type[Model]`` or ``cls`` the class's name)."""
-        if _never_static(fullname):
+        if _never_static(fullname) or fullname in self._plain_names:
             return None
-        try:
-            return self._held[fullname]
-        except KeyError:
-            sym = self.lookup_fully_qualified(fullname)
-            node = sym.node if sym is not None else None
-            if isinstance(node, Var) and node.type is None:
-                return None  # not inferred yet: ask again next time
-            if isinstance(node, TypeInfo):
-                held = _PYTREE_CLASS if is_pytree_dataclass(node) else None
-            else:
-                held = _spellings.held_transform(node.type) if isinstance(node, Var) else None
-            self._held[fullname] = held
-            return held
+        sym = self.lookup_fully_qualified(fullname)
+        node = sym.node if sym is not None else None
+        # Variables and classes are looked at each time (the daemon may see them change); functions, the most
+        # common callees, are remembered as plain.
+        if isinstance(node, Var):
+            return _spellings.held_transform(node.type)
+        if isinstance(node, TypeInfo):
+            return _PYTREE_CLASS if is_pytree_dataclass(node) else None
+        if node is not None:
+            self._plain_names.add(fullname)
+        return None
 
     def _construct(self, ctx: FunctionContext) -> Type:
         if isinstance(ctx.context, CallExpr):
