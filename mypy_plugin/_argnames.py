@@ -23,6 +23,8 @@ from mypy.nodes import (
     Expression,
     IntExpr,
     ListExpr,
+    MemberExpr,
+    NameExpr,
     RefExpr,
     StrExpr,
     TupleExpr,
@@ -48,9 +50,12 @@ from ._errorcodes import ARGNAMES, UNHASHABLE
 from ._fullnames import FUNCTOOLS_PARTIAL, JAX_JIT, STATIC_ALIAS
 from ._hashability import judge
 from ._markers import is_static
+from ._spellings import transform_of
 
-NAMES = "static_argnames"
-NUMS = "static_argnums"
+NAMES = frozenset({"static_argnames", "nondiff_argnames"})
+"""Options naming parameters that become static: jit's, and custom_vjp/custom_jvp's (static there, as in JAX)."""
+NUMS = frozenset({"static_argnums", "nondiff_argnums", "static_broadcasted_argnums"})
+"""The same by position (``static_broadcasted_argnums``: pmap's)."""
 
 
 # --- plain jax.jit -----------------------------------------------------------------------------------------------
@@ -65,7 +70,7 @@ def check_jax_jit_call(api: CheckerPluginInterface, sig: CallableType, call: Cal
     fun_type = expression_type(api, call.args[0], None)
     fun = as_callable(fun_type) if fun_type is not None else None
     if fun is not None and not fun.is_ellipsis_args:
-        _check_jax(api, fun, call)
+        _check_jax(api, fun, call, call.args[0])
 
 
 def check_jax_jit_decorator(api: CheckerPluginInterface, dec: Decorator) -> None:
@@ -82,9 +87,11 @@ def check_jax_jit_decorator(api: CheckerPluginInterface, dec: Decorator) -> None
             _check_jax(api, original, d)
 
 
-def _check_jax(api: TypeChecker, fun: CallableType, call: CallExpr) -> None:
-    function = _function_name(fun)
-    for index, where in _resolve(api, fun, call, lenient=True):
+def _check_jax(
+    api: TypeChecker, fun: CallableType, call: CallExpr, written: Expression | None = None
+) -> None:
+    function = _function_name(fun, written)
+    for index, where in _resolve(api, fun, call, lenient=True, written=written):
         reason = judge(fun.arg_types[index], freeze=False)
         if reason is not None:
             name = fun.arg_names[index] or f"#{index}"
@@ -103,7 +110,8 @@ def mark_static(ctx: FunctionContext, options: CallExpr | None, returned: Type) 
     fun = as_callable(ctx.arg_types[0][0])
     if fun is None or fun.is_ellipsis_args:
         return None
-    indices = {index for index, _ in _resolve(api, fun, options, lenient=False)}
+    written = ctx.args[0][0] if ctx.args[0] else None
+    indices = {index for index, _ in _resolve(api, fun, options, lenient=False, written=written)}
     alias = _static_alias(api)
     ret = get_proper_type(returned)
     if not indices or alias is None or not isinstance(ret, Instance):
@@ -118,7 +126,7 @@ def options_call(ctx: FunctionContext, transform_names: set[str]) -> CallExpr | 
     context = ctx.context
     if isinstance(context, Decorator):
         return next(
-            (d for d in context.decorators if isinstance(d, CallExpr) and _refers_to(d, transform_names)),
+            (d for d in context.decorators if isinstance(d, CallExpr) and transform_of(d) in transform_names),
             None,
         )
     if isinstance(context, CallExpr):
@@ -150,7 +158,12 @@ def _static_alias(api: TypeChecker) -> TypeAlias | None:
 
 
 def _resolve(
-    api: TypeChecker, fun: CallableType, call: CallExpr, *, lenient: bool
+    api: TypeChecker,
+    fun: CallableType,
+    call: CallExpr,
+    *,
+    lenient: bool,
+    written: Expression | None = None,
 ) -> list[tuple[int, Context]]:
     """The parameter indices ``call``'s options name, reporting those that name none.
 
@@ -158,24 +171,24 @@ def _resolve(
     when it takes ``*args``.
     """
     found: list[tuple[int, Context]] = []
-    function = _function_name(fun)
+    function = _function_name(fun, written)
     named = [n for n, k in zip(fun.arg_names, fun.arg_kinds) if n and not k.is_star()]
     positional = [i for i, k in enumerate(fun.arg_kinds) if k.is_positional() and k != ARG_STAR]
     shown = [fun.arg_names[i] or f"#{i}" for i in positional]
     for option, value in zip(call.arg_names, call.args):
-        if option == NAMES:
+        if option in NAMES:
             for name in _strings(api, value) or []:
                 index = _index_by_name(fun, name)
                 if index is not None:
                     found.append((index, value))
                 elif name not in named and not (lenient and ARG_STAR2 in fun.arg_kinds):
-                    report(api, _messages.unknown_name(NAMES, name, function, named), value, ARGNAMES)
-        elif option == NUMS:
+                    report(api, _messages.unknown_name(option, name, function, named), value, ARGNAMES)
+        elif option in NUMS:
             for number in _ints(api, value) or []:
                 if -len(positional) <= number < len(positional):
                     found.append((positional[number], value))
                 elif not (lenient and ARG_STAR in fun.arg_kinds):
-                    report(api, _messages.unknown_position(NUMS, number, function, shown), value, ARGNAMES)
+                    report(api, _messages.unknown_position(option, number, function, shown), value, ARGNAMES)
     return found
 
 
@@ -226,5 +239,12 @@ def _refers_to(expr: Expression, names: set[str] | frozenset[str]) -> bool:
     return isinstance(expr, RefExpr) and expr.fullname in names
 
 
-def _function_name(fun: CallableType) -> str:
-    return (fun.name or "function").split(" of ")[0]
+def _function_name(fun: CallableType, written: Expression | None = None) -> str:
+    """The function's name; for a transformed object (whose signature is its ``__call__``), the name it is
+    written with: ``f`` in ``jit(f)``, ``vmap(jit(f))``."""
+    name = (fun.name or "function").split(" of ")[0]
+    while isinstance(written, CallExpr) and written.args:
+        written = written.args[0]
+    if name == "__call__" and isinstance(written, (NameExpr, MemberExpr)):
+        return written.name
+    return name

@@ -25,6 +25,7 @@ from mypy.nodes import (
     NameExpr,
     RefExpr,
     SuperExpr,
+    TypeInfo,
 )
 from mypy.plugin import CheckerPluginInterface
 from mypy.subtypes import find_member, is_subtype
@@ -35,18 +36,28 @@ from mypy.types import (
     Overloaded,
     Type,
     TypeOfAny,
+    TypeType,
+    TypeVarType,
     get_proper_type,
 )
 
 from . import _deps, _messages
 from ._chain import report
 from ._errorcodes import UNHASHABLE
-from ._fullnames import FUNCTOOLS_PARTIAL, PARTIAL_ATTR
-from ._hashability import is_pytree_dataclass
+from ._fullnames import DATACLASS_REPLACE, FUNCTOOLS_PARTIAL, PARTIAL_ATTR
+from ._hashability import converted_field, is_pytree_dataclass
 from ._markers import has_static as _has_static, is_static
 from ._values import checked_type, expression_type, judge_value
 
-__all__ = ["as_callable", "callee_name", "check_call", "expression_type", "has_static"]
+__all__ = [
+    "as_callable",
+    "callee_name",
+    "check_bound_self",
+    "check_call",
+    "check_construction_through_type",
+    "expression_type",
+    "has_static",
+]
 
 
 def has_static(sig: CallableType) -> bool:
@@ -101,6 +112,37 @@ def check_partial_creation(api: CheckerPluginInterface, call: CallExpr) -> None:
         check_call(api, fun, call, skip=1)
 
 
+def check_bound_self(api: CheckerPluginInterface, receiver: Type, call: CallExpr) -> None:
+    """``model.apply(x)`` where ``apply`` declares ``self: Static[...]``: mypy binds ``model`` before any hook sees
+    the call, so the receiver is judged here, as the value the transform will key on."""
+    callee = call.callee
+    owner = get_proper_type(receiver)
+    if not isinstance(callee, MemberExpr) or not isinstance(owner, Instance) or not isinstance(api, TypeChecker):
+        return
+    sym = owner.type.get(callee.name)
+    node = sym.node if sym is not None else None
+    func = node.func if isinstance(node, Decorator) else node
+    if not isinstance(func, FuncDef) or func.is_static or func.is_class:
+        return
+    sig = func.type
+    if isinstance(sig, CallableType) and sig.arg_types and is_static(sig.arg_types[0]):
+        _check_argument(api, sig, 0, callee.expr, sig.arg_types[0], call)
+
+
+def check_construction_through_type(api: CheckerPluginInterface, call: CallExpr) -> None:
+    """``kind(...)`` with ``kind: type[Model]``, ``cls(...)`` in a classmethod: mypy applies no signature hook to a
+    call of a ``type[...]`` value, so the constructor's Static fields are checked here (a call that names the class
+    itself was checked by the signature hook)."""
+    if not isinstance(api, TypeChecker) or (isinstance(call.callee, RefExpr) and isinstance(call.callee.node, TypeInfo)):
+        return
+    callee = api.lookup_type_or_none(call.callee)
+    sig = get_proper_type(callee) if callee is not None else None  # mypy stores the constructor it called
+    if isinstance(sig, TypeType):
+        sig = get_proper_type(api.expr_checker.analyze_type_type_callee(sig.item, call))
+    if isinstance(sig, CallableType) and sig.is_type_obj() and has_static(sig):
+        check_call(api, sig, call)
+
+
 def check_super_call(api: CheckerPluginInterface, call: CallExpr) -> None:
     """``super().apply(...)``: mypy applies no signature hook without a fully qualified name; check it here."""
     if not isinstance(api, TypeChecker):
@@ -119,6 +161,9 @@ def _check_argument(
     declared: Type,
     call: CallExpr,
 ) -> None:
+    owner = _constructed_pytree(sig, call)
+    if owner is not None and converted_field(owner, str(sig.arg_names[formal])):
+        return  # ``field(converter=...)``: the value stored is the converter's result, not this argument
     in_context, mypy_reports = checked_type(api, arg, declared)
     if in_context is None or mypy_reports or not is_subtype(in_context, erase_typevars(declared)):
         return  # mypy reports the wrong type itself; one error is enough
@@ -130,20 +175,23 @@ def _check_argument(
     name = sig.arg_names[formal]
     kind = sig.arg_kinds[formal]
     shown = f"*{name}" if kind == ARG_STAR else f"**{name}" if kind == ARG_STAR2 else name
-    owner = _constructed_pytree(sig)
     if owner is not None:
-        message = _messages.static_field(str(shown), owner, reason)
+        message = _messages.static_field(str(shown), owner.name, reason)
     else:
         message = _messages.cannot_be_static(str(shown), callee_name(call, sig), reason)
     report(api, message, arg, UNHASHABLE)
 
 
-def _constructed_pytree(sig: CallableType) -> str | None:
-    """The class name when ``sig`` builds a ``jaxstatic.dataclass``: its Static parameters are its fields."""
-    if not sig.is_type_obj():
+def _constructed_pytree(sig: CallableType, call: CallExpr) -> TypeInfo | None:
+    """The class when ``sig`` builds a ``jaxstatic.dataclass`` (``dataclasses.replace`` too: it runs ``__init__``
+    again): its Static parameters are its fields."""
+    replace = isinstance(call.callee, RefExpr) and call.callee.fullname == DATACLASS_REPLACE
+    if not sig.is_type_obj() and not replace:
         return None
     made = get_proper_type(sig.ret_type)
-    return made.type.name if isinstance(made, Instance) and is_pytree_dataclass(made.type) else None
+    if isinstance(made, TypeVarType):  # ``cls(...)``: ``type[Self]``
+        made = get_proper_type(made.upper_bound)
+    return made.type if isinstance(made, Instance) and is_pytree_dataclass(made.type) else None
 
 
 def callee_name(call: CallExpr, sig: CallableType) -> str:

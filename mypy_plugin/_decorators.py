@@ -34,8 +34,9 @@ from ._calls import as_callable, expression_type
 from ._chain import report
 from ._compat import local_type_map, quiet
 from ._errorcodes import SIGNATURE
-from ._fullnames import TRANSFORM_DECORATORS
+from ._fullnames import NODIFF_ALIAS, NODIFF_READERS
 from ._markers import marker, short
+from ._spellings import transform_of
 
 
 def named_decorator(ret: Type, name: str) -> Type | None:
@@ -62,7 +63,7 @@ def applied(ctx: FunctionContext, transform: str) -> Applied | None:
         decorators = ctx.context.decorators
         i = next((i for i, d in enumerate(decorators) if _refers_to(d, transform)), None)
         below = decorators[i + 1 :] if i is not None else decorators[-1:]
-        return Applied(ctx.context.func, below)
+        return _up_to_transform(Applied(ctx.context.func, below))
     if not ctx.args or not ctx.args[0]:
         return None
     chain: list[Expression] = []
@@ -71,10 +72,18 @@ def applied(ctx: FunctionContext, transform: str) -> Applied | None:
         chain.append(expr.callee)  # ``jit(erase(f))``: ``erase`` applied to ``f``
         expr = expr.args[0]
     if isinstance(expr, RefExpr) and isinstance(expr.node, Decorator):
-        return Applied(expr.node.func, chain + expr.node.decorators)
+        return _up_to_transform(Applied(expr.node.func, chain + expr.node.decorators))
     if isinstance(expr, RefExpr) and isinstance(expr.node, FuncDef) and chain:
-        return Applied(expr.node, chain)
+        return _up_to_transform(Applied(expr.node, chain))
     return None
+
+
+def _up_to_transform(target: Applied) -> Applied | None:
+    """Only the decorators above the next transform down: that transform reports what hides its parameters
+    (``jit(grad(erase(f)))`` is one error, at ``grad``), and what it returns keeps them."""
+    below = target.below
+    cut = next((i for i, d in enumerate(below) if transform_of(d) is not None), len(below))
+    return Applied(target.function, below[:cut]) if cut else None
 
 
 def check_transform_argument(ctx: FunctionContext, transform: str) -> None:
@@ -85,7 +94,11 @@ def check_transform_argument(ctx: FunctionContext, transform: str) -> None:
     original = target.function.type if target is not None else None
     if target is None or not isinstance(original, CallableType) or not target.below:
         return
-    marks = {n: m for n, t in zip(original.arg_names, original.arg_types) if n and (m := marker(t))}
+    marks = {
+        n: m
+        for n, t in zip(original.arg_names, original.arg_types)
+        if n and (m := marker(t)) and (m != NODIFF_ALIAS or transform in NODIFF_READERS)
+    }
     if not marks or _lost(marks, ctx.arg_types[0][0]) is None:
         return
     culprit, problem = _culprit(ctx, original, target.below, marks)
@@ -146,11 +159,7 @@ def _lost(marks: dict[str, str], received: Type) -> str | None:
 
 
 def _refers_to(expr: Expression, transform: str) -> bool:
-    if isinstance(expr, CallExpr):
-        expr = expr.callee
-    if not isinstance(expr, RefExpr):
-        return False
-    return TRANSFORM_DECORATORS.get(expr.fullname, expr.fullname) == transform
+    return transform_of(expr) == transform
 
 
 def _name(expr: Expression) -> str:

@@ -36,6 +36,12 @@ JAXSTATIC_TRANSFORMS: Final = frozenset(
 ``jaxstatic-signature``) and accept ``static_argnames``/``static_argnums``. Each is typed with a ``ParamSpec``
 (``Callable[P, R] -> Wrapped[P, R]``): call sites are checked from that binding, whatever the wrapper class."""
 
+NODIFF_READERS: Final = frozenset(
+    {"jaxstatic._ad.grad", "jaxstatic._ad.value_and_grad", "jaxstatic._ad.custom_vjp", "jaxstatic._ad.custom_jvp"}
+)
+"""Transforms that read ``NoDiff`` (the others trace a NoDiff parameter like any other): a decorator hiding one
+matters only under these."""
+
 TRANSFORM_DECORATORS: Final = {
     f"jaxstatic.{name.rsplit('.', 1)[1]}": name for name in JAXSTATIC_TRANSFORMS
 }
@@ -44,6 +50,20 @@ TRANSFORM_DECORATORS: Final = {
 mypy uses a callable's name to find plugin hooks when the callee has no fully qualified name, so naming it lets the
 plugin see the decorator being applied.
 """
+
+TRANSFORM_WRAPPERS: Final = {
+    "jaxstatic._jit.JitFunction": JAXSTATIC_JIT,
+    "jaxstatic._vmap_pmap.VmapFunction": "jaxstatic._vmap_pmap.vmap",
+    "jaxstatic._vmap_pmap.PmapFunction": "jaxstatic._vmap_pmap.pmap",
+    "jaxstatic._ad.GradFunction": "jaxstatic._ad.grad",
+    "jaxstatic._ad.ValueAndGradFunction": "jaxstatic._ad.value_and_grad",
+    "jaxstatic._ad.CheckpointFunction": "jaxstatic._ad.checkpoint",
+    "jaxstatic._custom.CustomVJPFunction": "jaxstatic._ad.custom_vjp",
+    "jaxstatic._custom.CustomJVPFunction": "jaxstatic._ad.custom_jvp",
+    "jaxstatic._shard_map.ShardMapFunction": "jaxstatic._shard_map.shard_map",
+}
+"""The wrapper class each transform returns: a variable holding ``vmap(in_axes=0)`` is known by the decorator's
+shape (mypy drops the name the plugin gives it when it infers the variable's type)."""
 
 JAX_JIT: Final = frozenset({"jax._src.api.jit", "jax.jit"})
 """``jax.jit`` as jax defines it, and as the jax stubs in ``typeshed_stubs/`` define it."""
@@ -77,6 +97,10 @@ FREEZABLE_CONTAINERS: Final = frozenset(
 )
 """Builtin containers the runtime freezes: static when their keys and items are."""
 
+SLICE: Final = "builtins.slice"
+"""jaxstatic keys a slice by ``(start, stop, step)`` on every Python; plain ``hash()`` of one works from Python 3.12
+only, and code checked for one version often runs on the next: judged by its parts under both rules."""
+
 HASH_BY_ITEMS: Final = frozenset({"builtins.tuple", "builtins.frozenset"})
 """Hashable builtin containers whose hash needs hashable items."""
 
@@ -90,4 +114,9 @@ NEVER_STATIC_PACKAGES: Final = frozenset(sys.stdlib_module_names) | {
 """Top-level packages whose functions and methods never declare Static parameters: the call-site hooks skip calls
 whose fully qualified name starts here (most calls in typical code), except the few checked specially below."""
 
-CHECKED_ANYWAY: Final = frozenset({FUNCTOOLS_PARTIAL, PARTIAL_CALL}) | JAX_JIT | JAX_STUB_CALLS
+DATACLASS_REPLACE: Final = "dataclasses.replace"
+"""Runs ``__init__`` again: the new values of Static fields are judged as at construction."""
+
+CHECKED_ANYWAY: Final = (
+    frozenset({FUNCTOOLS_PARTIAL, PARTIAL_CALL, DATACLASS_REPLACE}) | JAX_JIT | JAX_STUB_CALLS
+)

@@ -23,6 +23,7 @@ from typing import Final
 
 from mypy.nodes import (
     MDEF,
+    AssignmentStmt,
     CallExpr,
     Decorator,
     Expression,
@@ -47,7 +48,7 @@ from mypy.types import (
 )
 
 from ._compat import assigned_none
-from ._fullnames import ARRAY_TYPES, FREEZABLE_CONTAINERS, HASH_BY_FIELDS, HASH_BY_ITEMS
+from ._fullnames import ARRAY_TYPES, FREEZABLE_CONTAINERS, HASH_BY_FIELDS, HASH_BY_ITEMS, SLICE
 from ._markers import is_static
 from ._messages import DynamicPytree, dynamic_pytree
 
@@ -147,7 +148,7 @@ def _judge_instance(
         return f'"{info.name}" is an array'
     if info.fullname in FREEZABLE_CONTAINERS and freeze:
         return _first(list(t.args), freeze, depth, seen, deps)
-    if info.fullname in HASH_BY_ITEMS:
+    if info.fullname in HASH_BY_ITEMS or info.fullname == SLICE:
         return _first(list(t.args), freeze, depth, seen, deps)
     if info.fullname == "builtins.object" or info.fullname in seen:
         return None
@@ -202,8 +203,11 @@ def _judge_fields(t: Instance, depth: int, seen: frozenset[str], deps: set[str])
     """A class that hashes its fields: each must be hashable as it is (nothing freezes them)."""
     for name, member in _fields(t, deps):
         reason = _judge(member, False, depth + 1, seen, deps)
-        if reason is not None:
-            return f'field "{name}" of "{t.type.name}": {reason}'
+        if reason is None:
+            continue
+        where = f'field "{name}" of "{t.type.name}": {reason}'
+        # A pytree (``eqx.Module``) holding a dynamic pytree is one too: the fix is the same.
+        return DynamicPytree(where) if isinstance(reason, DynamicPytree) and _is_pytree_class(t.type) else where
     return None
 
 
@@ -213,7 +217,10 @@ def _judge_pytree(t: Instance, depth: int, seen: frozenset[str], deps: set[str])
     the children makes it a dynamic pytree, which no rule about hashing fixes."""
     for name, member in _fields(t, deps):
         static = is_static(member)
-        reason = _judge(member, not static, depth + 1, seen, deps)
+        if static:
+            reason = _judge(member, False, depth + 1, seen, deps)
+        else:
+            reason = _judge_child(member, depth + 1, seen, deps)
         if reason is None:
             continue
         if not static and (isinstance(reason, DynamicPytree) or _any_array(member, 0)):
@@ -222,6 +229,20 @@ def _judge_pytree(t: Instance, depth: int, seen: frozenset[str], deps: set[str])
             return f'Static field "{name}" of "{t.type.name}" holds a container that can change in place'
         return f'{"Static field" if static else "field"} "{name}" of "{t.type.name}": {reason}'
     return None
+
+
+def _judge_child(typ: Type, depth: int, seen: frozenset[str], deps: set[str]) -> str | None:
+    """A child of a ``jaxstatic.dataclass`` is hashed as JAX flattens it: a pytree class (an ``eqx.Module``,
+    another ``jaxstatic.dataclass``, frozen or not) by its own children and static fields, whatever its own
+    ``__hash__`` says; builtin containers are pytree nodes (judged as frozen); anything else is a leaf."""
+    p = get_proper_type(typ)
+    if isinstance(p, Instance) and p.type.fullname not in seen and _is_pytree_class(p.type):
+        return _judge_pytree(p, depth, seen | {p.type.fullname}, deps)
+    return _judge(typ, True, depth, seen, deps)
+
+
+def _is_pytree_class(info: TypeInfo) -> bool:
+    return any(is_pytree_dataclass(base) or base.fullname in HASH_BY_FIELDS for base in info.mro)
 
 
 def _fields(t: Instance, deps: set[str]) -> list[tuple[str, Type]]:
@@ -296,7 +317,27 @@ def record_dataclass(ctx: ClassDefContext, *, pytree: bool = False) -> None:
     var.is_classvar = True
     info.names[RECORD] = SymbolTableNode(MDEF, var, plugin_generated=True)
     if pytree:
-        info.metadata[PYTREE_METADATA] = {}
+        info.metadata[PYTREE_METADATA] = {"converted": _converted_fields(ctx)}
+
+
+def _converted_fields(ctx: ClassDefContext) -> list[str]:
+    """Fields declared with ``field(converter=...)``: the constructor's argument is not the value stored."""
+    names = []
+    for stmt in ctx.cls.defs.body:
+        call = stmt.rvalue if isinstance(stmt, AssignmentStmt) else None
+        if isinstance(stmt, AssignmentStmt) and isinstance(call, CallExpr) and "converter" in call.arg_names:
+            names += [lv.name for lv in stmt.lvalues if isinstance(lv, NameExpr)]
+    return names
+
+
+def converted_field(info: TypeInfo, name: str) -> bool:
+    """``name`` is a ``field(converter=...)`` of a ``jaxstatic.dataclass`` (or of one of its bases)."""
+    for base in info.mro:
+        data = base.metadata.get(PYTREE_METADATA)
+        converted = data.get("converted") if isinstance(data, dict) else None
+        if isinstance(converted, list) and name in converted:
+            return True
+    return False
 
 
 def is_pytree_dataclass(info: TypeInfo) -> bool:

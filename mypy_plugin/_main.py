@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-from mypy.nodes import CallExpr, Decorator, SuperExpr
+from mypy.nodes import CallExpr, Decorator, SuperExpr, TypeInfo, Var
 from mypy.options import Options
 from mypy.plugin import (
     AnalyzeTypeContext,
@@ -22,7 +22,7 @@ from mypy.plugin import (
 from mypy.plugins import dataclasses as dataclasses_plugin
 from mypy.types import CallableType, FunctionLike, Type
 
-from . import _argnames, _calls, _decorators
+from . import _argnames, _calls, _decorators, _spellings
 from ._chain import NextHooks, next_hook
 from ._definitions import AnnotatedHook, StaticAnnotationHook, UnresolvedNote
 from ._descriptors import name_bound, staticmethod_get
@@ -41,7 +41,7 @@ from ._fullnames import (
     STATIC_ALIAS,
     TRANSFORM_DECORATORS,
 )
-from ._hashability import record_dataclass
+from ._hashability import is_pytree_dataclass, record_dataclass
 
 RULES_VERSION: Final = "3"
 """Bump when a rule changes: mypy then rechecks every module instead of replaying cached results."""
@@ -66,6 +66,9 @@ _FunctionHook = Callable[[FunctionContext], Type]
 _MARKER_SUFFIXES: Final = tuple(f".{name.rsplit('.', 1)[1]}" for name in sorted(MARKER_ALIASES))
 
 
+_PYTREE_CLASS: Final = "<jaxstatic.dataclass>"
+
+
 def _never_static(fullname: str) -> bool:
     """Calls into the standard library, jax or numpy never meet a Static parameter: no hook, no cost."""
     return fullname.partition(".")[0] in NEVER_STATIC_PACKAGES and fullname not in CHECKED_ANYWAY
@@ -80,6 +83,7 @@ class JaxstaticPlugin(Plugin):
         # One hook object per fully qualified name, made once: these lookups run for every call mypy checks.
         self._function_sig_hooks: dict[str, _SigHook | None] = {}
         self._method_sig_hooks: dict[str, _MethodSigHook | None] = {}
+        self._plain_names: set[str] = set()
         # The hooks the plugins after us would give (called through the instance: they override these).
         self._next_function_sig = NextHooks[_SigHook](
             self, lambda p, name: p.get_function_signature_hook(name)
@@ -173,12 +177,10 @@ class JaxstaticPlugin(Plugin):
                 bound = _calls.as_callable(ctx.type)
                 if bound is not None and _calls.has_static(bound):
                     _calls.check_call(ctx.api, bound, context)
-        elif (
-            isinstance(context, CallExpr)
-            and isinstance(sig, CallableType)
-            and _calls.has_static(sig)
-        ):
-            _calls.check_call(ctx.api, sig, context)
+        elif isinstance(context, CallExpr):
+            if isinstance(sig, CallableType) and _calls.has_static(sig):
+                _calls.check_call(ctx.api, sig, context)
+            _calls.check_bound_self(ctx.api, ctx.type, context)
         return sig
 
     # --- type checking: transforms applied to functions --------------------------------------------------------
@@ -188,9 +190,40 @@ class JaxstaticPlugin(Plugin):
             return partial(self._transform, fullname)
         if fullname in JAX_JIT or fullname == JAX_JIT_DECORATOR:
             return partial(self._jax_jit, fullname)
+        if fullname == FUNCTOOLS_PARTIAL:
+            return self._partial
         if " of " in fullname:  # a method called with no fully qualified name: ``super().apply(...)``
             return partial(self._super_call, fullname)
+        named = self._named(fullname)
+        if named == _PYTREE_CLASS:
+            return self._construct
+        return partial(self._transform, named) if named is not None else None
+
+    def _named(self, fullname: str) -> str | None:
+        """What a name mypy calls through stands for: the transform a module-level variable holds (``batched =
+        vmap(in_axes=0)``; ``@batched``), or ``_PYTREE_CLASS`` for a ``jaxstatic.dataclass`` (mypy gives a call
+        through ``type[Model]`` or ``cls`` the class's name)."""
+        if _never_static(fullname) or fullname in self._plain_names:
+            return None
+        sym = self.lookup_fully_qualified(fullname)
+        node = sym.node if sym is not None else None
+        # Variables and classes are looked at each time (the daemon may see them change); functions, the most
+        # common callees, are remembered as plain.
+        if isinstance(node, Var):
+            return _spellings.held_transform(node.type)
+        if isinstance(node, TypeInfo):
+            return _PYTREE_CLASS if is_pytree_dataclass(node) else None
+        if node is not None:
+            self._plain_names.add(fullname)
         return None
+
+    def _construct(self, ctx: FunctionContext) -> Type:
+        if isinstance(ctx.context, CallExpr):
+            _calls.check_construction_through_type(ctx.api, ctx.context)
+        return ctx.default_return_type
+
+    def _partial(self, ctx: FunctionContext) -> Type:
+        return _spellings.partial_decorator(ctx) or self._next_function_result(FUNCTOOLS_PARTIAL, ctx)
 
     def _super_call(self, fullname: str, ctx: FunctionContext) -> Type:
         call = ctx.context

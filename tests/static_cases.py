@@ -12,7 +12,11 @@ of that value, both evaluated in the namespace built by ``PRELUDE``.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Any
+
+SLICE_HASHABLE = sys.version_info >= (3, 12)
+"""Plain ``hash()`` of a slice works from Python 3.12; jaxstatic keys slices by their parts on every Python."""
 
 PRELUDE = """\
 import dataclasses
@@ -104,6 +108,8 @@ CASES: tuple[Case, ...] = (
     Case("tuple_of_ints", "(1, 2, 3)", "tuple[int, ...]", True, True),
     Case("tuple_of_functions", "(relu, relu)", "tuple[Callable[[Any], Any], ...]", True, True),
     Case("frozenset_of_str", "frozenset({'a', 'b'})", "frozenset[str]", True, True),
+    Case("slice", "slice(0, 2)", "slice", True, SLICE_HASHABLE),
+    Case("range", "range(3)", "range", True, True),
     Case("dict_tuple_keys", "{(1, 2): 'a'}", "dict[tuple[int, int], str]", True, False),
     # builtin containers of static values: frozen by jaxstatic, rejected by plain jax.jit
     Case("dict_of_ints", "{'a': 1, 'b': 2}", "dict[str, int]", True, False),

@@ -7,6 +7,7 @@ that exist only in the jax stubs; ``tests/plugin/test_with_stubs.py`` exercises 
 from __future__ import annotations
 
 import importlib
+import typing
 
 import pytest
 from jaxstatic_mypy import _fullnames as names
@@ -21,6 +22,7 @@ RUNTIME_NAMES = sorted(
     | names.DATACLASS_DECORATORS
     | {names.PYTREE_DATACLASS, names.PYTREE_FIELD}
     | {names.FUNCTOOLS_PARTIAL}
+    | set(names.TRANSFORM_WRAPPERS)
 )
 
 
@@ -36,3 +38,13 @@ def test_transform_decorator_names_are_public_names() -> None:
     for public, fullname in names.TRANSFORM_DECORATORS.items():
         assert public == f"jaxstatic.{fullname.rsplit('.', 1)[1]}"
         assert getattr(jaxstatic, public.split(".")[1], None) is not None, f"jaxstatic does not export {public}"
+
+
+@pytest.mark.parametrize("wrapper", sorted(names.TRANSFORM_WRAPPERS))
+def test_each_wrapper_is_what_its_transform_returns(wrapper: str) -> None:
+    """A variable holding ``vmap(in_axes=0)`` is recognised by the wrapper class its decorator returns."""
+    transform = names.TRANSFORM_WRAPPERS[wrapper]
+    module, _, function = transform.rpartition(".")
+    overloads = typing.get_overloads(getattr(importlib.import_module(module), function))
+    returned = [str(o.__annotations__["return"]) for o in overloads]
+    assert returned and all(wrapper.rpartition(".")[2] in r for r in returned), (transform, returned)
