@@ -326,7 +326,7 @@ def pmap(fn: Callable[_P, _R] | None = None, /, axis_name: Hashable | None = Non
     values share one compiled program. ``in_axes`` is checked now, by parameter:
 
     - an int or ``None``: that axis for every dynamic argument;
-    - a tuple (or list) over all positional parameters, ``None`` (or anything) at the Static ones, as
+    - a tuple (or list) over all positional parameters, ``None`` at the Static ones, as
       ``jax.pmap`` takes it, or over the dynamic positional parameters only;
     - a dict by parameter name (``*args``/``**kwargs`` by their names, the entry a prefix of the tuple of extra
       arguments or the dict of extra keywords).
