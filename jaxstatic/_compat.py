@@ -7,6 +7,7 @@ The floor is ``JAX_FLOOR`` (``pyproject.toml`` declares it and CI runs the runti
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import re
 from collections.abc import Callable, Sequence, Set
@@ -47,9 +48,9 @@ def shard_map_needs(mesh: Any, in_specs: Any) -> str | None:
     if HAS_SHARD_MAP:
         return None
     if mesh is None:
-        return "mesh=None (the mesh of jax.set_mesh)"
+        return "no mesh (to be read from the surrounding mesh context)"
     if in_specs is INFER:
-        return "in_specs left out (inferred from the arguments' shardings)"
+        return "no in_specs (to be inferred from the arguments' shardings)"
     return None
 
 
@@ -64,6 +65,31 @@ def shard_map(f: Callable[..., Any], *, in_specs: Any, out_specs: Any, mesh: Any
 
     auto = frozenset(mesh.axis_names) - frozenset(axis_names) if axis_names else frozenset()
     return experimental(f, mesh, in_specs, out_specs, check_rep=check_vma, auto=auto)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# vmap
+
+
+def vmap(fun: Callable[..., Any], **options: Any) -> Callable[..., Any]:
+    """``jax.vmap``, raising ``TypeError`` for an argument that is not a JAX type on every version: before JAX 0.7
+    a string given to a mapped parameter got a ``ValueError`` about its rank. ``jax.vmap`` traces the body on
+    every call, so the frame added here is noise beside it."""
+    mapped = jax.vmap(fun, **options)
+
+    @functools.wraps(fun)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return mapped(*args, **kwargs)
+        except ValueError as err:
+            for leaf in jax.tree_util.tree_leaves((args, kwargs)):
+                try:
+                    typeof(leaf)
+                except TypeError as not_jax:
+                    raise not_jax from err
+            raise
+
+    return checked
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -110,4 +136,4 @@ def register_dataclass(cls: type, data_fields: Sequence[str], meta_fields: Seque
 
 
 __all__ = ["HAS_SHARD_MAP", "INFER", "JAX_FLOOR", "JAX_VERSION", "SHARD_MAP_VERSION", "register_dataclass",
-           "shard_map", "shard_map_needs", "spec_text", "typeof"]
+           "shard_map", "shard_map_needs", "spec_text", "typeof", "vmap"]
