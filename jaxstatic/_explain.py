@@ -86,8 +86,13 @@ def _sharding_text(aval: Any) -> str | None:
     mesh = getattr(sharding, "mesh", None)
     if mesh is None or getattr(mesh, "empty", True):
         return None
+    types = [getattr(k, "name", str(k)) for k in getattr(mesh, "axis_types", ())]
+    if types and all(k == "Manual" for k in types):
+        # Inside a pmap or shard_map body (pmap runs on shard_map from JAX 0.8): the per-device view, not a choice
+        # the caller made, and pmap names its axis afresh on each trace.
+        return None
     axes = ", ".join(f"{name}={size}" for name, size in mesh.shape.items())
-    kinds = ", ".join(getattr(k, "name", str(k)) for k in getattr(mesh, "axis_types", ()))
+    kinds = ", ".join(types)
     return f"{_compat.spec_text(sharding.spec)} over mesh {axes} ({kinds})"
 
 
