@@ -64,7 +64,8 @@ def shard_map(f: Callable[..., Any], *, in_specs: Any, out_specs: Any, mesh: Any
     from jax.experimental.shard_map import shard_map as experimental
 
     auto = frozenset(mesh.axis_names) - frozenset(axis_names) if axis_names else frozenset()
-    return experimental(f, mesh, in_specs, out_specs, check_rep=check_vma, auto=auto)
+    old_shard_map: Any = experimental  # typed by the newest JAX, where check_rep and auto are gone
+    return old_shard_map(f, mesh, in_specs, out_specs, check_rep=check_vma, auto=auto)  # type: ignore[no-any-return]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -100,7 +101,7 @@ def typeof(value: Any) -> Any:
     """``jax.typeof``: the abstract value (shape, dtype, weak type, sharding) an argument is traced as."""
     if hasattr(jax, "typeof"):
         return jax.typeof(value)
-    return jax.core.get_aval(value)
+    return jax.core.get_aval(value)  # type: ignore[attr-defined]  # JAX before 0.5
 
 
 def spec_text(spec: PartitionSpec) -> str:

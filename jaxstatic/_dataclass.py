@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import operator
 import threading
 from collections.abc import Callable, Mapping

@@ -9,8 +9,8 @@ import pytest
 from jax.sharding import Mesh, PartitionSpec as P
 
 import jaxstatic as js
-from jaxstatic._compat import shard_map
 from jaxstatic import Static
+from jaxstatic._compat import shard_map
 
 N = 8  # host devices, from tests/conftest.py
 
