@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import operator
 import threading
 from collections.abc import Callable, Mapping
@@ -35,6 +34,7 @@ from typing import Any, TypeVar, overload
 import jax
 from typing_extensions import dataclass_transform
 
+from . import _compat
 from ._static_fields import static_names, static_names_by_head
 from ._static_values import (
     AUX,
@@ -52,7 +52,6 @@ _T = TypeVar("_T")
 
 STATE = "__jaxstatic_class__"  # class attribute of each decorated class: its _ClassState
 _CONVERTER = "jaxstatic.converter"  # dataclasses.Field.metadata key of field(converter=...)
-_REGISTER_OPTIONS = inspect.signature(jax.tree_util.register_dataclass).parameters
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -147,11 +146,10 @@ def _register(cls: type, children: tuple[str, ...], statics: tuple[str, ...], pl
     fields: dict[str, Any] = cls.__dict__["__dataclass_fields__"]
     outside = [f for f in fields.values() if not f.init]
     fields[AUX] = dataclasses.fields(dataclasses.make_dataclass("Metadata", [(AUX, StaticFields)]))[0]
-    options = {"drop_fields": statics} if "drop_fields" in _REGISTER_OPTIONS else {}
     try:
         for f in outside:
             f.init = True
-        jax.tree_util.register_dataclass(cls, data_fields=children, meta_fields=[AUX], **options)
+        _compat.register_dataclass(cls, data_fields=children, meta_fields=[AUX], drop_fields=statics)
     finally:
         del fields[AUX]
         for f in outside:

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import jax
 
-from . import _tree_diff
+from . import _compat, _tree_diff
 from ._freeze import shaped
 from ._keys import safe_repr
 from ._keytext import describe as describe, diff as diff
@@ -64,7 +64,7 @@ def dynamic_sig(value: Any) -> DynamicSig:
 
 def _leaf_sig(path: str, leaf: Any) -> LeafSig:
     try:
-        aval = leaf.aval if isinstance(leaf, jax.core.Tracer) else jax.typeof(leaf)
+        aval = leaf.aval if isinstance(leaf, jax.core.Tracer) else _compat.typeof(leaf)
     except Exception:
         return LeafSig(path, type(leaf).__name__, None, None)
     if not hasattr(aval, "dtype"):
@@ -86,9 +86,14 @@ def _sharding_text(aval: Any) -> str | None:
     mesh = getattr(sharding, "mesh", None)
     if mesh is None or getattr(mesh, "empty", True):
         return None
+    types = [getattr(k, "name", str(k)) for k in getattr(mesh, "axis_types", ())]
+    if types and all(k == "Manual" for k in types):
+        # Inside a pmap or shard_map body (pmap runs on shard_map from JAX 0.8): the per-device view, not a choice
+        # the caller made, and pmap names its axis afresh on each trace.
+        return None
     axes = ", ".join(f"{name}={size}" for name, size in mesh.shape.items())
-    kinds = ", ".join(getattr(k, "name", str(k)) for k in getattr(mesh, "axis_types", ()))
-    return f"{sharding.spec} over mesh {axes} ({kinds})"
+    kinds = ", ".join(types)
+    return f"{_compat.spec_text(sharding.spec)} over mesh {axes} ({kinds})"
 
 
 def _placement(leaf: Any) -> str | None:

@@ -28,8 +28,9 @@ _R = TypeVar("_R")
 
 @functools.cache
 def _jax_jit_options() -> frozenset[str]:
-    params = inspect.signature(jax.jit).parameters
-    return frozenset(n for n, p in params.items() if p.kind is p.KEYWORD_ONLY)
+    # Every parameter but the function: keyword-only since JAX 0.7, positional-or-keyword before.
+    params = list(inspect.signature(jax.jit).parameters.values())[1:]
+    return frozenset(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 class JitFunction(StaticFunction[_P, _R]):

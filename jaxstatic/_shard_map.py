@@ -25,7 +25,7 @@ import jax
 from jax.sharding import PartitionSpec
 from typing_extensions import ParamSpec
 
-from . import _options
+from . import _compat, _options
 from ._core import Slot, StaticFunction
 from ._errors import option_error
 from ._plan import Layout, Plan
@@ -36,9 +36,7 @@ _R = TypeVar("_R")
 _VARIADIC = ("varpos", "varkw")
 
 
-INFER: Any = inspect.signature(jax.shard_map).parameters["in_specs"].default
-"""``jax.sharding.Infer``, ``jax.shard_map``'s default ``in_specs``, read from its signature (jax 0.10 has no public
-import path for it)."""
+INFER: Any = _compat.INFER
 
 
 def packed(plan: Plan, body: Callable[..., Any], transform: Callable[[Callable[..., Any]], Callable[..., Any]],
@@ -113,6 +111,11 @@ class ShardMapFunction(StaticFunction[_P, _R]):
         self._by_name: dict[str, Any] | None = None
         self._shard_options = {"out_specs": out_specs, "mesh": mesh, "axis_names": axis_names, "check_vma": check_vma}
         super().__init__(fn, {}, max_traces=max_traces, cache_size=cache_size)
+        needs = _compat.shard_map_needs(mesh, in_specs)
+        if needs is not None:
+            raise option_error("shard_map", self._function, f"is given {needs}, which needs JAX "
+                               f"{_compat.SHARD_MAP_VERSION} or later (this is JAX {jax.__version__})",
+                               "Pass mesh= and in_specs= explicitly, or upgrade JAX.")
 
     def _checks_at_decoration(self) -> bool:
         return not _is_spec_tree(self._in_specs)
@@ -144,7 +147,7 @@ class ShardMapFunction(StaticFunction[_P, _R]):
         if self._by_name is not None:
             in_specs = tuple(self._spec_of(name) for name in program_names(plan))
         options = self._shard_options
-        return packed(plan, body, lambda f: jax.jit(jax.shard_map(f, in_specs=in_specs, **options)))
+        return packed(plan, body, lambda f: jax.jit(_compat.shard_map(f, in_specs=in_specs, **options)))
 
 
 @overload

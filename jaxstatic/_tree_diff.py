@@ -56,14 +56,15 @@ def _static_changes(label: str, old: StaticFields, new: StaticFields) -> Iterato
 
 def _child_labels(label: str, treedef: Any) -> list[str]:
     """The key paths of a node's children (``['w']``, ``[0]``, ``.weight``), found by rebuilding the node with
-    placeholder leaves; ``[i]`` when its type cannot be rebuilt that way."""
+    placeholder leaves and flattening it one level (with public calls that every supported JAX has); ``[i]`` when
+    its type cannot be rebuilt that way."""
     n = len(treedef.children())
     try:
-        leaf = jax.tree_util.tree_structure(0)
-        one = type(treedef).from_node_data_and_children(jax.tree_util.default_registry, treedef.node_data(),
-                                                        [leaf] * n)
-        keyed = jax.tree_util.flatten_one_level_with_keys(one.unflatten(range(n)))[0]
-        return [label + jax.tree_util.keystr((k,)) for k, _ in keyed]
+        node = treedef.unflatten(range(treedef.num_leaves))
+        keyed = jax.tree_util.tree_flatten_with_path(node, is_leaf=lambda x: x is not node)[0]
+        if len(keyed) != n:
+            raise ValueError(f"{len(keyed)} keys for {n} children")
+        return [label + jax.tree_util.keystr(path) for path, _ in keyed]
     except Exception:  # a user-defined node may refuse placeholder leaves
         return [f"{label}[{i}]" for i in range(n)]
 

@@ -29,7 +29,7 @@ from typing import Any, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec
 
-from . import _options
+from . import _compat, _options
 from ._core import Slot, StaticFunction
 from ._errors import option_error
 from ._plan import Layout, Plan
@@ -156,7 +156,7 @@ class VmapFunction(StaticFunction[_P, _R]):
         assert self._in_axes is not None
         axes, options = self._in_axes, self._vmap_options
         if not any(src.kind in _VARIADIC for _, src in plan.dynamics):
-            return jax.vmap(body, in_axes=program_axes(self._function, axes, plan, 0, ()), **options)
+            return _compat.vmap(body, in_axes=program_axes(self._function, axes, plan, 0, ()), **options)
         # One static key serves every number of *args extras and every set of **kwargs names: one jax.vmap each,
         # with the extra keywords passed positionally so that their axes apply (jax.vmap maps keywords over 0).
         programs: dict[tuple[int, tuple[str, ...]], Callable[..., Any]] = {}
@@ -166,7 +166,7 @@ class VmapFunction(StaticFunction[_P, _R]):
             mapped = programs.get(shape)
             if mapped is None:
                 in_axes = program_axes(self._function, axes, plan, *shape)
-                mapped = programs[shape] = jax.vmap(_flat(body, *shape), in_axes=in_axes, **options)
+                mapped = programs[shape] = _compat.vmap(_flat(body, *shape), in_axes=in_axes, **options)
             return mapped(*pos, *kw.values())
 
         return program

@@ -101,4 +101,5 @@ def test_the_sharded_step_matches_one_device() -> None:
     np.testing.assert_allclose(sharded["losses"], losses, rtol=1e-5)
     for name, value in params.items():
         np.testing.assert_allclose(sharded["params_sum"][name], float(value.sum()), rtol=1e-5, atol=1e-6)
-    assert (sharded["devices"], sharded["batch_sharding"]) == (8, "P('data',)")
+    # str() of JAX's own spec: PartitionSpec('data',) before JAX 0.9, P('data',) since
+    assert (sharded["devices"], sharded["batch_sharding"]) == (8, str(jax.sharding.PartitionSpec("data")))

@@ -8,6 +8,7 @@ import dataclasses
 import functools
 import inspect
 import re
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -144,8 +145,9 @@ def test_warning_points_at_the_users_line() -> None:
             return x * n
 
         h(x, 2)
+    decorated = here + 5 if sys.version_info >= (3, 11) else here + 7  # 3.10 places a decorator call at the def
     assert [(w.category, w.filename, w.lineno) for w in caught] == [
-        (js.HiddenStaticWarning, __file__, here + 2), (js.HiddenStaticWarning, __file__, here + 5)]
+        (js.HiddenStaticWarning, __file__, here + 2), (js.HiddenStaticWarning, __file__, decorated)]
 
 
 def test_exactly_once_per_decorated_function() -> None:
@@ -426,7 +428,10 @@ def test_tracer_error_says_the_parameter_is_hidden(use: Callable[[Any, Any], Any
     with pytest.warns(js.HiddenStaticWarning), pytest.raises(error) as info:
         hidden(x, 3)
     assert type(info.value) is error  # JAX's own exception, with one more note
-    assert info.value.__notes__[0] == NOTE  # 'm' kept its default: it was not traced
+    if sys.version_info >= (3, 11):
+        assert info.value.__notes__[0] == NOTE  # 'm' kept its default: it was not traced
+    else:  # no notes before 3.11: the note ends the message
+        assert str(info.value).endswith("\n" + NOTE)
     assert js.jit(logged(g))(x, 3).tolist() == use(x, 3).tolist()  # the fix the note gives works
 
 
@@ -439,6 +444,7 @@ def test_tracer_error_from_another_value_gets_no_note() -> None:
     with pytest.warns(js.HiddenStaticWarning), pytest.raises(jax.errors.TracerBoolConversionError) as info:
         g(x)  # n is hidden, but kept its default: the error is about x
     assert not any("declared Static" in note for note in getattr(info.value, "__notes__", []))
+    assert "declared Static" not in str(info.value)  # nor in the message, where 3.10 would put it
 
 
 # -- a non-array given to a hidden Static parameter ----------------------------------------------------------

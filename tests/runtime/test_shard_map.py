@@ -10,6 +10,7 @@ from jax.sharding import Mesh, PartitionSpec as P
 
 import jaxstatic as js
 from jaxstatic import Static
+from jaxstatic._compat import shard_map
 
 N = 8  # host devices, from tests/conftest.py
 
@@ -59,7 +60,8 @@ def test_jax_shard_map_alone_traces_on_every_call(mesh: Mesh) -> None:
         return x * n
 
     x = jnp.arange(float(N))
-    plain = jax.shard_map(lambda x: body(x, 2), mesh=mesh, in_specs=P("batch"), out_specs=P("batch"))
+    plain = shard_map(lambda x: body(x, 2), mesh=mesh, in_specs=P("batch"), out_specs=P("batch"),
+                      axis_names=frozenset(), check_vma=True)
     plain(x), plain(x)
     assert len(bodies) == 2
     ours = js.shard_map(body, mesh=mesh, in_specs=P("batch"), out_specs=P("batch"))
@@ -129,6 +131,7 @@ def test_max_traces_and_bad_static_values(mesh: Mesh) -> None:
     assert sharded.trace_count == 1
 
 
+@pytest.mark.skipif(not hasattr(jax, "set_mesh"), reason="jax.set_mesh arrived in JAX 0.7")
 def test_mesh_from_the_context_and_decorator_form() -> None:
     mesh = jax.make_mesh((N,), ("batch",), axis_types=(jax.sharding.AxisType.Explicit,))
 
@@ -157,3 +160,15 @@ def test_disable_jit_keeps_sharding_as_jax_shard_map_does(mesh: Mesh) -> None:
     loss, y = sharded(x, w, cfg)
     np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
     assert sharded.trace_count == 1
+
+
+@pytest.mark.skipif(hasattr(jax, "shard_map"), reason="this JAX has jax.shard_map, which infers mesh and specs")
+def test_without_jax_shard_map_mesh_and_in_specs_are_required(mesh: Mesh) -> None:
+    with pytest.raises(js.OptionError) as no_mesh:
+        js.shard_map(step, in_specs=(P("batch"), P()), out_specs=(P(), P("batch")))
+    assert str(no_mesh.value) == (
+        "jaxstatic: shard_map of step is given no mesh (to be read from the surrounding mesh context), which needs "
+        f"JAX 0.6.1 or later (this is JAX {jax.__version__}). Pass mesh= and in_specs= explicitly, or upgrade JAX.")
+    with pytest.raises(js.OptionError, match=r"is given no in_specs \(to be inferred from the arguments' shardings\), "
+                                             r"which needs JAX 0\.6\.1 or later"):
+        js.shard_map(step, mesh=mesh, out_specs=(P(), P("batch")))

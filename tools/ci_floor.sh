@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The quickstart and the runtime tests against the oldest JAX and Python jaxstatic supports, in a venv of their own
+# (.venv-floor). The JAX floor is read from pyproject.toml, so the declared range is the tested one.
+#   bash tools/ci_floor.sh                     # Python 3.10 when found, else python3
+#   JAXSTATIC_FLOOR_PYTHON=python3.11 bash tools/ci_floor.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+floor=$(sed -n 's/^ *"jax>=\([0-9.]*\)",.*/\1/p' pyproject.toml)
+if [[ -z "$floor" ]]; then
+    echo "tools/ci_floor.sh: no \"jax>=X\" line in pyproject.toml" >&2
+    exit 1
+fi
+python=${JAXSTATIC_FLOOR_PYTHON:-$(command -v python3.10 || command -v python3)}
+venv=.venv-floor
+
+rm -rf "$venv"
+"$python" -m venv "$venv"
+# numpy, ml_dtypes and equinox are held to the releases this floor was measured with; the runtime tests need
+# pytest, hypothesis, attrs, pyyaml and equinox, and nothing of the dev tools.
+"$venv/bin/pip" install -q "jax==$floor" "jaxlib==$floor" "numpy<2.5" "ml_dtypes<0.8" "equinox<0.14" \
+    pytest hypothesis attrs pyyaml
+"$venv/bin/pip" install -q -e .
+"$venv/bin/python" -c 'import sys, jax; print(f"floor: jax {jax.__version__} on Python {sys.version.split()[0]}")'
+"$venv/bin/python" examples/quickstart.py
+"$venv/bin/python" -m pytest tests/runtime -q -p no:cacheprovider
