@@ -11,7 +11,15 @@ if [[ -z "$floor" ]]; then
     echo "tools/ci_floor.sh: no \"jax>=X\" line in pyproject.toml" >&2
     exit 1
 fi
-python=${JAXSTATIC_FLOOR_PYTHON:-$(command -v python3.10 || command -v python3)}
+# A pyenv shim answers `command -v python3.10` even where that version is not selected: try to run it.
+floor_python() {
+    local candidate
+    for candidate in python3.10 "$(pyenv root 2>/dev/null)/versions/3.10"*/bin/python3.10; do
+        if "$candidate" -c '' 2>/dev/null; then echo "$candidate"; return; fi
+    done
+    echo python3
+}
+python=${JAXSTATIC_FLOOR_PYTHON:-$(floor_python)}
 venv=.venv-floor
 
 rm -rf "$venv"
