@@ -20,6 +20,9 @@ JAX_FLOOR = "0.4.38"
 JAX_VERSION: tuple[int, ...] = tuple(int(p) for p in re.findall(r"\d+", jax.__version__)[:3])
 
 SHARD_MAP_VERSION = "0.6.1"
+LANE = JAX_VERSION >= (0, 5)
+"""Whether the exact-key lane (``_lane``) may hand calls to ``jax.jit`` directly: before JAX 0.5 a ``jax.jit`` with
+static arguments names none of the function's parameters in its tracing errors (the general path's program does)."""
 """The first JAX with ``jax.shard_map`` (its ``mesh`` read from ``jax.set_mesh``, ``in_specs`` inferred)."""
 
 
@@ -76,7 +79,13 @@ def vmap(fun: Callable[..., Any], **options: Any) -> Callable[..., Any]:
     """``jax.vmap``, raising ``TypeError`` for an argument that is not a JAX type on every version: before JAX 0.7
     a string given to a mapped parameter got a ``ValueError`` about its rank. ``jax.vmap`` traces the body on
     every call, so the frame added here is noise beside it."""
-    mapped = jax.vmap(fun, **options)
+    return not_jax_as_type_error(jax.vmap(fun, **options), fun)
+
+
+def not_jax_as_type_error(mapped: Callable[..., Any], fun: Callable[..., Any]) -> Callable[..., Any]:
+    """``mapped`` (a ``jax.vmap`` or ``jax.pmap`` of ``fun``), raising ``TypeError`` for an argument that is not a
+    JAX type: older JAX checks the rank of a mapped argument first and raises a ``ValueError`` about it. A ``try``
+    costs nothing when the call succeeds."""
 
     @functools.wraps(fun)
     def checked(*args: Any, **kwargs: Any) -> Any:
@@ -136,5 +145,5 @@ def register_dataclass(cls: type, data_fields: Sequence[str], meta_fields: Seque
             f.init = True
 
 
-__all__ = ["HAS_SHARD_MAP", "INFER", "JAX_FLOOR", "JAX_VERSION", "SHARD_MAP_VERSION", "register_dataclass",
+__all__ = ["HAS_SHARD_MAP", "INFER", "JAX_FLOOR", "JAX_VERSION", "LANE", "SHARD_MAP_VERSION", "register_dataclass",
            "shard_map", "shard_map_needs", "spec_text", "typeof", "vmap"]

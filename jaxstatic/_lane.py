@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 
-from . import _codegen, _explain, _freeze, _hidden, _typecheck
+from . import _codegen, _compat, _explain, _freeze, _hidden, _typecheck
 from ._plan import Layout, Plan
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def counted(stats: Any, signature: dict[str, Any], reason: str, call: Callable[.
 
 def eligible(layout: Layout) -> bool:
     """A signature the lane can take: named parameters only, none spelled like the generated code's own names."""
-    return all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and not p.name.startswith("_js_")
+    return _compat.LANE and all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and not p.name.startswith("_js_")
                for p in layout.signature.parameters.values())
 
 

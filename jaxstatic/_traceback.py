@@ -10,6 +10,9 @@ removed when filtering is ``off``, frames are marked ``__tracebackhide__`` in ``
 This leans on JAX's private ``jax._src.traceback_util`` (and ``source_info_util``, which attributes operations to
 the user's lines). Should a JAX release drop them, importing jaxstatic still works and tracebacks stay complete.
 
+On Python 3.10 a bare ``raise`` re-raises the traceback as it was caught, so ``hide`` drops nothing there: the frames
+above JAX's boundary stay (JAX still drops those below it).
+
 Cost: nothing on calls that succeed (a ``try`` costs nothing on Python 3.11+); one walk of the traceback when a
 call raises.
 """

@@ -267,7 +267,7 @@ class PmapFunction(StaticFunction[_P, _R]):
         in_axes = tuple(self._axes.of(n) for n in names)  # *args/**kwargs extras reach JAX packed, one entry each
         donate = tuple(i for i, name in enumerate(names) if name in self._params().donate)
         options = dict(self._pmap_options, in_axes=in_axes, donate_argnums=donate)
-        return _Held(packed(plan, _weakly(body), lambda f: jax.pmap(f, **options)), body)
+        return _Held(packed(plan, _weakly(body), lambda f: _compat.not_jax_as_type_error(jax.pmap(f, **options), f)), body)
 
 
 class _Held:
