@@ -92,20 +92,30 @@ class StaticParams:
     nodiff: frozenset[str] = frozenset()  # ``NoDiff[T]`` parameters
 
 
+MAX_UNWRAP = 100  # links followed through wrappers: a cycle (``f.__wrapped__ = f``) must not hang
+
+
+def inner(fn: Any) -> Any:
+    """The callable ``fn`` wraps, one link down: a ``functools.partial``'s function, a bound method's function, or
+    ``__wrapped__`` (``functools.wraps``); ``None`` at the end of the chain."""
+    if isinstance(fn, functools.partial):
+        return fn.func
+    if inspect.ismethod(fn):
+        return fn.__func__
+    return getattr(fn, "__wrapped__", None)
+
+
 def unwrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Follow ``__wrapped__`` (``functools.wraps``), ``functools.partial`` and bound methods to the function that
-    declares types; a callable instance declares them on its class's ``__call__``."""
-    while True:
-        if isinstance(fn, functools.partial):
-            fn = fn.func
-        elif inspect.ismethod(fn):
-            fn = fn.__func__
-        elif (wrapped := getattr(fn, "__wrapped__", None)) is not None:
-            fn = wrapped
+    """Follow ``inner`` links to the function that declares types; a callable instance declares them on its
+    class's ``__call__``."""
+    for _ in range(MAX_UNWRAP):
+        if (link := inner(fn)) is not None:
+            fn = link
         elif not inspect.isroutine(fn) and not isinstance(fn, type) and callable(fn):
             fn = type(fn).__call__
         else:
-            return fn
+            break
+    return fn
 
 
 def _hints(fn: Callable[..., Any], qualname: str) -> dict[str, Any]:

@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 import jax
 from typing_extensions import ParamSpec
 
-from ._annotations import StaticParams, find_static_params, unwrap
+from ._annotations import MAX_UNWRAP, StaticParams, find_static_params, inner, unwrap
 from ._errors import (
     HiddenStaticWarning,
     JaxstaticError,
@@ -63,7 +63,6 @@ TRACER_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConver
 """JAX's errors for a traced value used where Python needs a concrete one: what a hidden ``Static`` leads to."""
 
 _MAX_DEPTH = 8  # stacked wrappers followed before giving up (silently)
-_MAX_UNWRAP = 100  # __wrapped__/partial/method links followed: a cycle must not hang
 _VARARGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 _SPELLED_STATIC = re.compile(r"\s*(?:\w+\.)*Static\[")
 _BOUNDARIES = ("STORE_", "POP_TOP", "RETURN_", "JUMP_", "POP_JUMP_")  # the end of one statement's loads
@@ -145,7 +144,7 @@ def _hider(fn: Any) -> tuple[Any, Any]:
     from ._core import StaticFunction
 
     owner = None
-    for _ in range(_MAX_UNWRAP):
+    for _ in range(MAX_UNWRAP):
         if isinstance(fn, StaticFunction):
             owner = fn
         wrapped = getattr(fn, "__wrapped__", None)
@@ -160,16 +159,10 @@ def _is_transform(fn: Any) -> bool:
     # _core imports this module: imported here, when a layout is read, never at import
     from ._core import StaticFunction
 
-    for _ in range(_MAX_UNWRAP):
+    for _ in range(MAX_UNWRAP):
         if isinstance(fn, StaticFunction):
             return True
-        if isinstance(fn, functools.partial):
-            fn = fn.func
-        elif inspect.ismethod(fn):
-            fn = fn.__func__
-        elif (wrapped := getattr(fn, "__wrapped__", None)) is not None:
-            fn = wrapped
-        else:
+        if (fn := inner(fn)) is None:
             return False
     return False
 
@@ -294,7 +287,7 @@ def _unwrap(fn: Any) -> tuple[Any, tuple[Any, ...], dict[str, Any], Any]:
     bound: tuple[Any, ...] = ()
     keywords: dict[str, Any] = {}
     receiver = None
-    for _ in range(_MAX_UNWRAP):
+    for _ in range(MAX_UNWRAP):
         if isinstance(fn, functools.partial):
             bound, keywords, fn = (*fn.args, *bound), {**fn.keywords, **keywords}, fn.func
         elif inspect.ismethod(fn):
