@@ -71,7 +71,8 @@ def plot(data: dict[str, Any], out: Path) -> None:
 
 
 def markdown(data: dict[str, Any]) -> str:
-    """The figures as a markdown table: median ratio (best round's ratio) per contender."""
+    """The figures as a markdown table (median ratio to jax.jit, and in brackets the ratio of the fastest rounds),
+    then the caption."""
     def cell(c: dict[str, Any], name: str) -> str:
         r = c["ratio_to_jax_jit"].get(name)
         return "-" if r is None else f"{r['median']:.2f} ({r['best']:.2f})"
@@ -81,7 +82,7 @@ def markdown(data: dict[str, Any]) -> str:
     for c in data["cases"]:
         lines.append(f"| {c['case']} | {c['median_us']['jax.jit']:.1f} | "
                      + " | ".join(cell(c, name) for name in CONTENDERS) + " |")
-    return "\n".join(lines)
+    return "\n".join([*lines, "", caption(data).replace("\n", " ")])
 
 
 def main() -> None:
