@@ -6,7 +6,11 @@ the median microseconds per call and the ratio to jax.jit; ``--ranges`` adds eac
 (each round's ratio to that round's jax.jit), the spread a loaded machine gives. Results are never waited for inside the timed loop (all
 three dispatch asynchronously, except where noted), so this is the Python-side cost of a call.
 
-Run: python benchmarks/dispatch.py [--rounds 15] [--calls 2000] [--baseline PATH]
+Run: python benchmarks/dispatch.py [--rounds 15] [--calls 2000] [--baseline PATH] [--json PATH]
+
+``--json PATH`` also writes what the table shows (medians, ratios, each ratio's per-round spread), with the date, the
+machine (CPU model, cores, load average before and after) and the package versions, for
+``benchmarks/plot_dispatch.py`` to draw.
 
 ``--baseline PATH`` also measures the ``jaxstatic`` package found at ``PATH`` (another checkout, e.g. made with
 ``git worktree add /tmp/base <commit>``) in the same process, interleaved with the others, so before and after are
@@ -15,7 +19,12 @@ evaluated when it is defined, with the package under test's own ``Static``.)
 """
 
 import argparse
+import datetime
+import importlib.metadata
 import importlib.util
+import json
+import os
+import platform
 import statistics
 import sys
 import time
@@ -289,6 +298,58 @@ def ratio_text(samples: dict[str, list[float]], name: str, ranges: bool) -> str:
     return text
 
 
+def ratio_record(samples: dict[str, list[float]], name: str) -> dict[str, float] | None:
+    """What ``ratio_text`` shows, as numbers: the median ratio to jax.jit, the per-round range, the best rounds'."""
+    if name not in samples:
+        return None
+    per_round = [a / b for a, b in zip(samples[name], samples["jax.jit"])]
+    ratios = {"median": statistics.median(samples[name]) / statistics.median(samples["jax.jit"]),
+              "min": min(per_round), "max": max(per_round), "best": min(samples[name]) / min(samples["jax.jit"])}
+    return {k: round(v, 4) for k, v in ratios.items()}
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name where Linux tells it, else what ``platform`` knows."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def versions() -> dict[str, str]:
+    names = ("jaxstatic", "jax", "jaxlib", "equinox", "jax_dataclasses")
+    found = {}
+    for name in names:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return {"python": platform.python_version(), **found}
+
+
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else []
+
+
+def write_json(path: str, args: argparse.Namespace, load_before: list[float], cases: list[dict[str, Any]],
+               extras: dict[str, Any]) -> None:
+    record = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "system": f"{platform.system()} {platform.machine()}",
+                    "load_average_before": load_before, "load_average_after": load_average()},
+        "versions": versions(),
+        "rounds": args.rounds, "calls": args.calls,
+        "cases": cases, **extras,
+    }
+    with open(path, "w") as out:
+        json.dump(record, out, indent=1)
+        out.write("\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
@@ -296,7 +357,10 @@ def main() -> None:
     parser.add_argument("--baseline", help="a checkout whose jaxstatic to measure too, in the same process")
     parser.add_argument("--ranges", action="store_true", help="show each ratio's range over the rounds")
     parser.add_argument("--only", help="measure only the cases whose name contains this text")
+    parser.add_argument("--json", metavar="PATH", help="also write the results, date, machine and versions there")
     args = parser.parse_args()
+    load_before = load_average()
+    records: list[dict[str, Any]] = []
     baseline = load_baseline(args.baseline) if args.baseline else None
     cases = {
         "int static (positional)": case_int,
@@ -331,7 +395,12 @@ def main() -> None:
         if baseline is not None:
             ratios.append(ratio_text(samples, "baseline", args.ranges))
         print(f"{name:30} {m['jax.jit']:8.2f} {m['jaxstatic.jit']:9.2f} " + " ".join(f"{r:>{width}}" for r in ratios))
+        records.append({"case": name, "median_us": {k: round(v, 3) for k, v in m.items()}, "ratio_to_jax_jit": {
+            c: ratio_record(samples, c) for c in ("jaxstatic.jit", "eqx.filter_jit", "jdc.jit", "baseline")
+            if c in samples}})
     if args.only:
+        if args.json:
+            write_json(args.json, args, load_before, records, {})
         return
     d = decoration_us(args.rounds)
     print(f"{'decoration (us each)':30} {d['jax.jit']:8.2f} {d['jaxstatic.jit']:9.2f} "
@@ -339,6 +408,9 @@ def main() -> None:
     lat = return_latency_ms()
     print(f"{'3000x3000 matmul return (ms)':30} {lat['jax.jit']:8.2f} {lat['jaxstatic.jit']:9.2f} "
           f"{lat['eqx.filter_jit']:7.2f}")
+    if args.json:
+        write_json(args.json, args, load_before, records, {"decoration_us": {k: round(v, 3) for k, v in d.items()},
+                                                           "matmul_return_ms": {k: round(v, 3) for k, v in lat.items()}})
 
 
 if __name__ == "__main__":
