@@ -35,6 +35,7 @@ class CacheInfo(NamedTuple):
 
 
 DROPPED = "its compiled program had been dropped (clear_cache() or JAX's own cache)"
+CLEARED = "clear_cache() released the earlier programs"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +49,10 @@ class Retrace:
     reason: str = DROPPED  # when nothing changed: why the earlier program was not reused
 
     def __str__(self) -> str:
+        if self.reason == CLEARED:
+            return (f"{self.function} was traced again (trace #{self.trace_number}) after clear_cache(), which "
+                    "released the earlier programs and the values they were traced with: nothing is left to "
+                    "compare this call with.")
         if not self.changes:
             return (f"{self.function} was traced again (trace #{self.trace_number}) with arguments equal to an "
                     f"earlier trace: {self.reason}.")
@@ -149,6 +154,7 @@ class TraceStats:
         self.currsize: Callable[[], int] = lambda: 0
         self.retraces: collections.deque[Retrace] = collections.deque(maxlen=_RECORDS)
         self._history: list[Signature] = []
+        self._cleared = False  # clear_cache() emptied the history: the next retrace is explained by that
         self.transforms: tuple[str, ...] = ()  # set by the transform: ("jit", "vmap") for js.jit(js.vmap(f))
         _REGISTRY.add(self)
 
@@ -210,8 +216,8 @@ class TraceStats:
 
     def _explain(self, signature: Signature, reason: str, number: int | None = None) -> Retrace:
         number = self.traces + 1 if number is None else number
-        if not self._history:  # cleared: nothing left to compare with
-            return Retrace(self.function, number, (), DROPPED)
+        if not self._history:  # cleared (or the first trace still running): nothing left to compare with
+            return Retrace(self.function, number, (), CLEARED if self._cleared else DROPPED)
         return Retrace(self.function, number, tuple(blame(self._history, signature)), reason)
 
     def cache_info(self) -> CacheInfo:
@@ -225,6 +231,7 @@ class TraceStats:
         """After ``clear_cache()``: the signatures held static values too, so they go with the programs."""
         with self.lock:
             self._history = []
+            self._cleared = True
 
 
 _REGISTRY: weakref.WeakSet[TraceStats] = weakref.WeakSet()

@@ -330,7 +330,23 @@ def test_clear_cache_then_same_call_traces_again_and_says_why() -> None:
     f.clear_cache()
     f(jnp.ones(1), 1)
     assert f.trace_count == 2
-    assert "had been dropped" in str(f.retraces[-1])
+    assert str(f.retraces[-1]) == (
+        "f was traced again (trace #2) after clear_cache(), which released the earlier programs and the values "
+        "they were traced with: nothing is left to compare this call with.")
+    f(jnp.ones(1), 2)  # compared with the trace after the clear
+    assert str(f.retraces[-1]) == "f was traced again (trace #3) because n: 1 -> 2"
+
+
+def test_clear_cache_then_new_value_does_not_claim_equal_arguments() -> None:
+    @js.jit
+    def f(x: jax.Array, cfg: Static[dict[str, float]]) -> jax.Array:
+        return x * cfg["lr"]
+
+    f(jnp.ones(1), {"lr": 0.1})
+    f.clear_cache()
+    f(jnp.ones(1), {"lr": 0.7, "new": 3.0})
+    assert "equal to an earlier trace" not in str(f.retraces[-1])
+    assert "after clear_cache()" in str(f.retraces[-1])
 
 
 def test_wraps_metadata_and_signature() -> None:
