@@ -24,8 +24,9 @@ _RECORDS = 1024  # retrace records kept (the newest)
 
 
 class CacheInfo(NamedTuple):
-    """Like ``functools.lru_cache``'s: hits and misses of the compiled-program cache, its bound, programs held now,
-    and how many were evicted to respect the bound."""
+    """Like ``functools.lru_cache``'s: hits and misses of the compiled-program cache, its bound (in static keys),
+    the static keys whose programs are held now (a key's program holds one compilation per argument shape and
+    dtype, as a ``jax.jit`` does), and how many keys were evicted to respect the bound."""
 
     hits: int
     misses: int
