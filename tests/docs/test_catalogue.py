@@ -2,13 +2,17 @@
 code of the mypy plugin, each in a section of its own (a stable anchor, ``#nonstaticvalueerror``) holding an example
 that shows it: a run block whose output names the class, or a mypy block whose output carries the code.
 
-That the examples print what the pages show is checked by ``test_docs``; this checks that they exist.
+That the examples print what the pages show is checked by ``test_docs``; this checks that they exist. The pyright
+page's example, which ``test_docs`` cannot run, is checked here by pyright itself.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,10 +21,11 @@ from mypy.errorcodes import ErrorCode
 
 import jaxstatic
 
-from ._blocks import ROOT, Block, parse
+from ._blocks import ROOT, Block, normalize, parse
 
 ERRORS = ROOT / "docs/reference/errors.md"
 ERROR_CODES = ROOT / "docs/reference/error-codes.md"
+PYRIGHT = ROOT / "docs/type-checking/pyright.md"
 
 EXPORTED = sorted(
     name for name in jaxstatic.__all__
@@ -76,3 +81,24 @@ def test_every_error_code_has_a_section_with_a_mypy_example(code: str) -> None:
 def test_every_code_section_names_a_code_of_the_plugin() -> None:
     stale = {title for title in sections(ERROR_CODES) if title.startswith("jaxstatic-")} - set(CODES)
     assert not stale, f"{ERROR_CODES.relative_to(ROOT)} has sections for no error code: {sorted(stale)}"
+
+
+def _pyright_examples() -> list[Block]:
+    return [b for b in parse(PYRIGHT) if b.directive and "pyright checks it" in b.directive]
+
+
+def test_the_pyright_page_shows_what_pyright_says(tmp_path: Path) -> None:
+    examples = _pyright_examples()
+    assert examples, f"{PYRIGHT.relative_to(ROOT)} has no example marked '<!-- not run: pyright checks it ... -->'"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PYRIGHT_PYTHON_IGNORE_WARNINGS"] = "1"
+    for block in examples:
+        (tmp_path / "user.py").write_text(block.code)
+        # --pythonpath: the page's own advice, so that jax and jaxstatic resolve from this environment
+        done = subprocess.run([sys.executable, "-m", "pyright", "--pythonpath", sys.executable, "user.py"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        # pyright prints the file's path, then each diagnostic indented under it (continuation lines with
+        # no-break spaces), then the summary
+        lines = [line.replace(f"{tmp_path}/", "").replace("\xa0", " ") for line in done.stdout.splitlines()[1:]]
+        shown = "\n".join(line[2:] if line.startswith("  ") else line for line in lines)
+        assert normalize(shown) == normalize(block.expected or ""), f"{block.where}: pyright says\n{done.stdout}"
