@@ -3,7 +3,8 @@ code of the mypy plugin, each in a section of its own (a stable anchor, ``#nonst
 that shows it: a run block whose output names the class, or a mypy block whose output carries the code.
 
 That the examples print what the pages show is checked by ``test_docs``; this checks that they exist. The pyright
-page's example, which ``test_docs`` cannot run, is checked here by pyright itself.
+page's example and the stubs page's, which ``test_docs`` cannot run, are checked here by pyright and by mypy with the
+stubs.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ._blocks import ROOT, Block, normalize, parse
 ERRORS = ROOT / "docs/reference/errors.md"
 ERROR_CODES = ROOT / "docs/reference/error-codes.md"
 PYRIGHT = ROOT / "docs/type-checking/pyright.md"
+STUBS = ROOT / "docs/type-checking/stubs.md"
 
 EXPORTED = sorted(
     name for name in jaxstatic.__all__
@@ -102,3 +104,18 @@ def test_the_pyright_page_shows_what_pyright_says(tmp_path: Path) -> None:
         lines = [line.replace(f"{tmp_path}/", "").replace("\xa0", " ") for line in done.stdout.splitlines()[1:]]
         shown = "\n".join(line[2:] if line.startswith("  ") else line for line in lines)
         assert normalize(shown) == normalize(block.expected or ""), f"{block.where}: pyright says\n{done.stdout}"
+
+
+def test_the_stubs_page_shows_what_mypy_says_with_the_stubs(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    examples = [b for b in parse(STUBS) if b.directive and "mypy with the stubs" in b.directive]
+    assert examples, f"{STUBS.relative_to(ROOT)} has no example marked '<!-- not run: mypy with the stubs ... -->'"
+    (tmp_path / "mypy.ini").write_text(f"[mypy]\nmypy_path = {ROOT / 'typeshed_stubs'}\n")
+    cache = request.config.cache.mkdir("docs-stubs-mypy") if request.config.cache else tmp_path / ".cache"
+    env = {k: v for k, v in os.environ.items() if k not in ("MYPYPATH", "PYTHONPATH")}
+    for block in examples:
+        (tmp_path / "user.py").write_text(block.code)
+        done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--no-error-summary",
+                               "--cache-dir", str(cache), "user.py"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode in (0, 1), done.stdout + done.stderr
+        assert normalize(done.stdout) == normalize(block.expected or ""), f"{block.where}: mypy says\n{done.stdout}"
