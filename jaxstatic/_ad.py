@@ -202,6 +202,7 @@ def checkpoint(fn: Callable[_P, _R] | None = None, /, *, prevent_cse: bool = Tru
 
 
 remat = checkpoint
+"""``jaxstatic.checkpoint`` under its other name, as ``jax.remat`` is ``jax.checkpoint``."""
 
 
 @overload

@@ -35,7 +35,10 @@ class _Marker:
 
 
 STATIC = _Marker("STATIC")
+"""The marker inside ``Static[T]``, which is ``Annotated[T, STATIC]``: write ``Annotated[T, jaxstatic.STATIC]`` where
+an alias cannot be used (beside other metadata, ``Annotated[int, STATIC, "doc"]``)."""
 NODIFF = _Marker("NODIFF")
+"""The marker inside ``NoDiff[T]``, which is ``Annotated[T, NODIFF]``."""
 
 if TYPE_CHECKING:
     Static: TypeAlias = Annotated[_T, STATIC]

@@ -50,6 +50,7 @@ class Lowered:
         return Lowered(self._compilation, self._lowered, (*self._bound, *leading))
 
     def compile(self, *args: Any, **kwargs: Any) -> Compiled:
+        """JAX's ``compile`` (its options pass through), returning a ``Compiled`` called like the function."""
         return Compiled(self._compilation, self._lowered.compile(*args, **kwargs), self._bound)
 
     def __getattr__(self, name: str) -> Any:  # as_text, cost_analysis, ...: JAX's own
@@ -57,7 +58,8 @@ class Lowered:
 
 
 class Compiled:
-    """A compiled program called with the original function's arguments, static ones included."""
+    """A compiled program called with the original function's arguments, static ones included; static values other
+    than those it was compiled for raise ``StaticMismatchError``."""
 
     def __init__(self, compilation: Compilation, compiled: Any, bound: tuple[Any, ...] = ()) -> None:
         self._compilation, self._compiled, self._bound = compilation, compiled, bound

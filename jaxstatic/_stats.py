@@ -45,9 +45,13 @@ class Retrace:
     keeps no user value alive)."""
 
     function: str
+    """The function, by name."""
     trace_number: int
+    """Which trace of the function this was (2 for its first retrace)."""
     changes: tuple[str, ...]
+    """What changed since the most similar earlier trace, one entry per path (``"cfg['lr']: 0.1 -> 0.2"``)."""
     reason: str = DROPPED  # when nothing changed: why the earlier program was not reused
+    """When ``changes`` is empty: why the earlier program was not reused."""
 
     def __str__(self) -> str:
         if self.reason == CLEARED:
