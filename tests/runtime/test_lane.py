@@ -128,6 +128,32 @@ def test_wrong_calls_get_the_functions_own_errors() -> None:
     assert f.cache_info().hits == 0
 
 
+def test_defaults_and_positional_only_parameters_in_the_lane() -> None:
+    """A left-out Static default is that default (one program either way); a left-out dynamic default is the
+    default itself, as the function would use it; a missing or extra argument gets the function's own error."""
+    @js.jit
+    def f(x: jax.Array, /, n: Static[int] = 2, y: Any = 10.0, *, mode: Static[str] = "add") -> jax.Array:
+        return x * n + y if mode == "add" else x * n - y
+
+    x = jnp.ones(1)
+    assert f(x).tolist() == [12.0]
+    assert f(x, 2).tolist() == [12.0]
+    assert f(x, 2, jnp.ones(1)).tolist() == [3.0]
+    assert f(x, n=3, y=jnp.ones(1), mode="sub").tolist() == [2.0]
+    assert f(x, 3, jnp.ones(1), mode="sub").tolist() == [2.0]
+    assert f.trace_count == 3  # n=2 with y left out (the general path's), n=2 with y, and n=3 with "sub"
+    with pytest.raises(TypeError, match=r"^f\(\) missing 1 required positional argument: 'x'$"):
+        f(n=2)
+    with pytest.raises(TypeError, match=r"^f\(\) got some positional-only arguments passed as keyword arguments: 'x'$"):
+        f(x=x)
+    with pytest.raises(TypeError, match=r"^f\(\) takes from 1 to 3 positional arguments but 4 positional "
+                                        r"arguments \(and 1 keyword-only argument\) were given$"):
+        f(x, 2, x, x, mode="add")
+    with pytest.raises(TypeError, match=r"^f\(\) takes from 1 to 3 positional arguments but 4 were given$"):
+        f(x, 2, x, x)
+    assert f(x, -1, 0.5).tolist() == [-0.5]
+
+
 def test_concurrent_first_calls_of_one_key_trace_once() -> None:
     f, _ = _counted()
     x = jnp.ones(1)
