@@ -138,7 +138,8 @@ def generate_lane(layout: Layout, namespace: dict[str, Any], function: str) -> C
     call shape in C, then one type check per static value and JAX's own call.
 
     ``namespace`` supplies ``_js_fast`` (the ``jax.jit`` whose static arguments are ours), ``_js_next`` (counts the
-    call), ``_js_other(self, positional, keyword_only, rest)`` (a call missing or given extra arguments),
+    call), ``_js_kept`` (the ``get`` of ``id -> object`` of the other static values the lane takes),
+    ``_js_other(self, positional, keyword_only, rest)`` (a call missing or given extra arguments),
     ``_js_switch(self, positional, keyword_only)`` (a static value of another type) and
     ``_js_dynamic_error``/``_js_failed`` (``(args, kwargs)`` of the canonical call). An extra positional argument,
     or a dynamic parameter with a default left out, reaches ``_js_other`` (the function's own error, or the general
@@ -179,7 +180,7 @@ def generate_lane(layout: Layout, namespace: dict[str, Any], function: str) -> C
             ns[f"_js_V_{p.name}"] = p.default
             lines += [f"    if {p.name} is _js_NO:", f"        {p.name} = _js_V_{p.name}"]
     statics = [p.name for p in params if p.name in layout.static]
-    check = " and ".join(f"_js_type({n}) in _js_ATOMIC" for n in statics) or "True"
+    check = " and ".join(f"(_js_type({n}) in _js_ATOMIC or _js_kept(id({n})) is {n})" for n in statics) or "True"
     call = ", ".join(positional + [f"{n}={n}" for n in kwonly])
     lines += [f"    if {check}:", "        _js_next()", "        try:", f"            return _js_fast({call})",
               "        except TypeError as _js_err:",
