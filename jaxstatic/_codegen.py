@@ -74,7 +74,7 @@ def _key_lines(plan: Plan, ns: dict[str, Any]) -> tuple[list[str], str]:
         # compare unlike their bits. Inline, it costs ~0.1 us less than freeze_pair (float statics are common).
         # A container remembered by identity (_memo.IdentityMemo) is checked here, not in freeze_pair: two
         # Python calls fewer, ~0.2 us of a same-object dict config's hit.
-        same = _memo.UNCHANGED.format(v=f"v{j}", h=f"h{j}")
+        same = _memo.UNCHANGED.format(v=f"v{j}", h=f"h{j}", t=f"t{j}")
         lines += [f"v{j} = {src.expr(f'D{j}')}", f"t{j} = type(v{j})", f"if t{j} not in ATOMIC:",
                   f"    if t{j} is not float or not v{j} or v{j} != v{j}:",
                   f"        h{j} = remembered(id(v{j}))",

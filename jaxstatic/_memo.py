@@ -9,8 +9,9 @@ from typing import Any, Final
 from ._keys import Hashed
 
 UNCHANGED: Final = ("{h}[4] < 0 or (len({v}) == {h}[4] and not any(map(is_not, {v}, {h}[2]))"
-                    " and (type({v}) is not dict or not any(map(is_not, {v}.values(), {h}[3]))))")
-"""``unchanged``'s test as source text, which the generated dispatchers (``_codegen``) run inline."""
+                    " and ({t} is not dict or not any(map(is_not, {v}.values(), {h}[3]))))")
+"""``unchanged``'s test as source text (``{t}``: the type of ``{v}``), which the generated dispatchers
+(``_codegen``) run inline."""
 
 
 def unchanged(v: Any, h: tuple[Any, Any, tuple[Any, ...], tuple[Any, ...], int]) -> bool:
