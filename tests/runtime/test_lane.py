@@ -102,7 +102,7 @@ def test_module_level_functions_stay_in_the_lane_and_are_keyed_by_identity() -> 
         assert f(x, 2, jnp.cos).tolist() == [2.0]
         assert f(x, n=2, act=jnp.cos).tolist() == [2.0]
     assert f.trace_count == 3 and f.cache_info().hits == 9
-    assert "exact-key lane of" in type(f).__call__.__code__.co_filename  # still the lane: no switch
+    assert ("exact-key lane of" in type(f).__call__.__code__.co_filename) == _compat.LANE  # no switch (JAX 0.5+)
     lam = lambda v: v + 1  # noqa: E731 (a lambda: never kept)
     assert f(x, 2, lam).tolist() == [2.0]
     assert "lane" not in type(f).__call__.__code__.co_filename  # switched
