@@ -165,11 +165,15 @@ class Lane:
         holds under its name (kept from now on)."""
         if type(value) in _freeze.LANE or self.kept.get(id(value)) is value:
             return True
-        if type(value) not in _KEEPABLE or "<" in getattr(value, "__qualname__", "<"):  # <locals>, <lambda>
+        if type(value) not in _KEEPABLE:
             return False
-        found: Any = sys.modules.get(getattr(value, "__module__", None) or "")
-        for part in value.__qualname__.split("."):
-            found = getattr(found, part, None)
+        try:  # a module's own __getattr__ may do anything: any failure means "not found"
+            name = value.__qualname__
+            found: Any = sys.modules.get(value.__module__) if "<" not in name else None  # <locals>, <lambda>
+            for part in name.split("."):
+                found = getattr(found, part, None)
+        except Exception:
+            return False
         if found is not value:
             return False
         self.kept[id(value)] = value
