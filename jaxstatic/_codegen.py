@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import operator
 from collections.abc import Callable
 from typing import Any
 
-from . import _freeze, _traceback
+from . import _freeze, _memo, _traceback
 from ._plan import Layout, Plan
 
 
@@ -71,9 +72,16 @@ def _key_lines(plan: Plan, ns: dict[str, Any]) -> tuple[list[str], str]:
         ns[f"D{j}"] = src.default
         # A float that is neither zero nor NaN is its own exact key, as _freeze gives it: only ±0.0 and NaN
         # compare unlike their bits. Inline, it costs ~0.1 us less than freeze_pair (float statics are common).
+        # A container remembered by identity (_memo.IdentityMemo) is checked here, not in freeze_pair: two
+        # Python calls fewer, ~0.2 us of a same-object dict config's hit.
+        same = _memo.UNCHANGED.format(v=f"v{j}", h=f"h{j}", t=f"t{j}")
         lines += [f"v{j} = {src.expr(f'D{j}')}", f"t{j} = type(v{j})", f"if t{j} not in ATOMIC:",
                   f"    if t{j} is not float or not v{j} or v{j} != v{j}:",
-                  f"        t{j}, v{j} = freeze_pair(v{j}, {j})"]
+                  f"        h{j} = remembered(id(v{j}))",
+                  f"        if h{j} is not None and h{j}[0] is v{j} and ({same}):",
+                  f"            t{j}, v{j} = h{j}[1]",
+                  "        else:",
+                  f"            t{j}, v{j} = freeze_pair(v{j}, {j})"]
         keys += [f"t{j}", f"v{j}"]
     return lines, f"({', '.join(keys)},)"
 
@@ -95,14 +103,15 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str, entry: bool =
     """``{"key": key, "dispatch": dispatch}`` for one call shape, plus ``"entry"`` when asked.
 
     ``namespace`` supplies ``cache``, ``lookup`` (its bound ``get``), ``touch``, ``miss``, ``freeze_pair``,
-    ``dynamic_error``, ``failed``, ``next_call``, ``reroute`` and ``general``. The dispatcher takes ``(args, kwargs)``: it counts the call, builds the
+    ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``, ``failed``, ``next_call``, ``reroute`` and
+    ``general``. The dispatcher takes ``(args, kwargs)``: it counts the call, builds the
     key, looks the program up (keeping the cache's order of use when it holds more than one), and calls it with the
     dynamic values. A plan for keyword calls is found by keyword names alone, so it checks the number of positionals
     and reroutes on a mismatch. With ``entry``, also a ``__call__(self, *args, **kwargs)`` for this shape of
     positional call, which hands any other shape to ``general(self, args, kwargs)``: one Python frame per call
     instead of two (about 150 ns of the ~400 ns jaxstatic adds to a call).
     """
-    ns = dict(namespace, ATOMIC=_freeze.ATOMIC, hide=_traceback.hide)
+    ns = dict(namespace, ATOMIC=_freeze.ATOMIC, hide=_traceback.hide, is_not=operator.is_not)
     key_lines, key_expr = _key_lines(plan, ns)
     call = ", ".join("*" + src.expr("") if src.kind == "varpos" else "**" + src.expr("") if src.kind == "varkw"
                      else src.expr("") for _, src in plan.dynamics)
@@ -129,35 +138,49 @@ def generate_lane(layout: Layout, namespace: dict[str, Any], function: str) -> C
     call shape in C, then one type check per static value and JAX's own call.
 
     ``namespace`` supplies ``_js_fast`` (the ``jax.jit`` whose static arguments are ours), ``_js_next`` (counts the
-    call), ``_js_other(self, positional, keyword_only, rest)`` (a call missing or given extra arguments),
+    call), ``_js_kept`` (the ``get`` of ``id -> object`` of the other static values the lane takes),
+    ``_js_other(self, positional, keyword_only, rest)`` (a call missing or given extra arguments),
     ``_js_switch(self, positional, keyword_only)`` (a static value of another type) and
-    ``_js_dynamic_error``/``_js_failed`` (``(args, kwargs)`` of the canonical call). Every parameter defaults to
-    ``_js_NO``, so a missing or extra positional argument reaches ``_js_other`` and gets the function's own error
-    there; Python's binding errors (an unknown keyword, a value given twice) name the user's function.
+    ``_js_dynamic_error``/``_js_failed`` (``(args, kwargs)`` of the canonical call). An extra positional argument,
+    or a dynamic parameter with a default left out, reaches ``_js_other`` (the function's own error, or the general
+    path's handling); Python's binding errors (a missing argument, an unknown keyword, a value given twice) name the
+    user's function.
     The generated names start with ``_js_``; ``_lane`` refuses functions whose parameters do too.
     """
     params = list(layout.signature.parameters.values())
     positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
     kwonly = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
-    pos_only = [p.name for p in params if p.kind is p.POSITIONAL_ONLY]
-    head = [f"{n}=_js_NO" for n in pos_only] + (["/"] if pos_only else [])
-    head += [f"{n}=_js_NO" for n in positional[len(pos_only):]] + ["*_js_rest"]
-    head += [f"{n}=_js_NO" for n in kwonly]  # no **extra: an unknown keyword gets Python's own error, and
-    # the empty dict Python would make for it on every call cost ~0.1 us (2% of a jax.jit hit)
     ns = dict(namespace, _js_NO=NO, _js_ATOMIC=_freeze.LANE, _js_type=type)
-    # Missing without a default: the function's own arity error, made by the general path.
-    required = [p.name for p in params if p.default is p.empty or p.name not in layout.static]
+    # Parameters as the user's: Python binds the call and raises the function's own error for a missing argument
+    # (no default of ours to test per required parameter: ~0.1 us a call less). A positional Static default is
+    # the default itself (passed to JAX explicitly: one key either way). A keyword-only one is _js_NO, then its
+    # default: a call with extra positionals keeps the keywords the caller gave, for the function's own message.
+    # A left-out dynamic parameter with a default goes the general path (JAX would trace its default).
+    spelled = {}
+    for p in params:
+        spelled[p.name] = p.name
+        if p.default is not p.empty:
+            given = p.name in layout.static and p.kind is not p.KEYWORD_ONLY
+            ns[f"_js_D_{p.name}"] = p.default if given else NO
+            spelled[p.name] += f"=_js_D_{p.name}"
+    pos_only = [p.name for p in params if p.kind is p.POSITIONAL_ONLY]
+    head = [spelled[n] for n in positional] + ["*_js_rest"] + [spelled[n] for n in kwonly]
+    if pos_only:
+        head.insert(len(pos_only), "/")
+    # no **extra: an unknown keyword gets Python's own error, and the empty dict Python would make for it on
+    # every call cost ~0.1 us (2% of a jax.jit hit)
+    left_out = [p.name for p in params if p.default is not p.empty and p.name not in layout.static]
     pos_tuple = "(" + "".join(f"{n}, " for n in positional) + ")"
     kw_dict = "{" + ", ".join(f"{n!r}: {n}" for n in kwonly) + "}"
     lines = [f"def __call__(_js_self, {', '.join(head)}):",
-             "    if _js_rest" + "".join(f" or {n} is _js_NO" for n in required) + ":",
+             "    if _js_rest" + "".join(f" or {n} is _js_NO" for n in left_out) + ":",
              f"        return _js_other(_js_self, {pos_tuple}, {kw_dict}, _js_rest)"]
     for p in params:
-        if p.name not in required:  # a Static parameter left out: its default, passed explicitly (one key)
-            ns[f"_js_D_{p.name}"] = p.default
-            lines += [f"    if {p.name} is _js_NO:", f"        {p.name} = _js_D_{p.name}"]
+        if p.name in layout.static and p.kind is p.KEYWORD_ONLY and p.default is not p.empty:
+            ns[f"_js_V_{p.name}"] = p.default
+            lines += [f"    if {p.name} is _js_NO:", f"        {p.name} = _js_V_{p.name}"]
     statics = [p.name for p in params if p.name in layout.static]
-    check = " and ".join(f"_js_type({n}) in _js_ATOMIC" for n in statics) or "True"
+    check = " and ".join(f"(_js_type({n}) in _js_ATOMIC or _js_kept(id({n})) is {n})" for n in statics) or "True"
     call = ", ".join(positional + [f"{n}={n}" for n in kwonly])
     lines += [f"    if {check}:", "        _js_next()", "        try:", f"            return _js_fast({call})",
               "        except TypeError as _js_err:",

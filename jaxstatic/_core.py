@@ -32,6 +32,7 @@ from typing_extensions import ParamSpec, Self
 from . import _codegen, _explain, _freeze, _hidden, _lane, _options, _stats, _traceback, _typecheck
 from ._errors import AnnotationError, non_array_error, non_static_error
 from ._lane import jit_disabled
+from ._memo import IdentityMemo
 from ._plan import Layout, Plan
 
 _P = ParamSpec("_P")
@@ -98,7 +99,7 @@ class StaticFunction(Generic[_P, _R]):
         self._inflight: dict[Any, _InFlight] = {}
         self._evicted: collections.deque[int] = collections.deque(maxlen=_EVICTED_MEMORY)
         self._lock = threading.Lock()  # bookkeeping only: never held while tracing or compiling
-        self._memo = _freeze.IdentityMemo()
+        self._memo = IdentityMemo()
         self._plans: dict[int, Dispatch] = {}  # positional calls, by len(args)
         self._kw_plans: dict[tuple[str, ...], Dispatch] = {}  # keyword calls, by names: the latest nargs seen
         self._shapes: dict[Any, tuple[Plan, dict[str, Callable[..., Any]]]] = {}  # every call shape seen
@@ -244,11 +245,10 @@ class StaticFunction(Generic[_P, _R]):
             "touch": touch,
             "next_call": self._stats.calls.__next__,
             "miss": functools.partial(self._miss, plan),
-            "freeze_pair": self._pair_freezer(plan),
+            "freeze_pair": self._pair_freezer(plan), "remembered": self._memo.remembered,
             "dynamic_error": functools.partial(self._failed_dynamic, plan),
             "failed": functools.partial(self._failed, plan),
-            "reroute": self._reroute,
-            "general": _general_call,
+            "reroute": self._reroute, "general": _general_call,
         }
 
     def _reroute(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

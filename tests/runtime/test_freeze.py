@@ -23,7 +23,8 @@ from hypothesis import given, settings, strategies as st
 import jaxstatic as js
 from jaxstatic import Static
 from jaxstatic._errors import check_static
-from jaxstatic._freeze import ATOMIC, IdentityMemo, freeze, is_immutable, thaw
+from jaxstatic._freeze import ATOMIC, freeze, is_immutable, thaw
+from jaxstatic._memo import IdentityMemo
 
 from ..static_cases import CASES, Case, namespace
 

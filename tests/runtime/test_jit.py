@@ -103,6 +103,41 @@ def test_long_tuple_static_and_its_identity_memo() -> None:
     assert f(jnp.ones(1), with_list).tolist() == [29.0]
 
 
+def test_a_config_changed_in_place_is_never_served_a_stale_program() -> None:
+    """The same dict or list object, passed again after a change: equal values of other types (1, 1.0, True),
+    -0.0 for 0.0, a renamed key and an appended item each get their own program; changing it back reuses one."""
+    @js.jit
+    def f(x: jax.Array, cfg: Static[dict[str, Any]], sizes: Static[list[Any]]) -> jax.Array:
+        scale = next(iter(cfg.values()))
+        kind = {int: 1.0, float: 2.0, bool: 3.0}[type(scale)]
+        return x * jnp.copysign(1.0, scale) * kind + (10.0 if "b" in cfg else 0.0) + sum(sizes)
+
+    cfg: dict[str, Any] = {"a": 1}
+    sizes: list[Any] = [1]
+    assert f(jnp.ones(1), cfg, sizes).tolist() == [2.0]
+    cfg["a"] = 1.0
+    assert f(jnp.ones(1), cfg, sizes).tolist() == [3.0]
+    cfg["a"] = True
+    assert f(jnp.ones(1), cfg, sizes).tolist() == [4.0]
+    cfg["a"] = 0.0
+    assert f(jnp.ones(1), cfg, sizes).tolist() == [3.0]
+    cfg["a"] = -0.0
+    assert f(jnp.ones(1), cfg, sizes).tolist() == [-1.0]
+    del cfg["a"]
+    cfg["b"] = -0.0  # the same value under another name
+    assert f(jnp.ones(1), cfg, sizes).tolist() == [9.0]
+    sizes.append(1.0)
+    assert f(jnp.ones(1), cfg, sizes).tolist() == [10.0]
+    sizes[1] = True  # == 1.0, another key
+    assert f(jnp.ones(1), cfg, sizes).tolist() == [10.0]
+    assert f.trace_count == 8
+    cfg.clear()
+    cfg["a"] = 1
+    sizes[:] = [1]
+    assert f(jnp.ones(1), cfg, sizes).tolist() == [2.0]  # as at first: that program again
+    assert f.trace_count == 8
+
+
 class Model:
     def __init__(self, k: int) -> None:
         self.k = k

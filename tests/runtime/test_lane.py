@@ -81,6 +81,41 @@ def test_enum_members_and_functions_are_keyed_by_identity() -> None:
     assert f.trace_count == 3
 
 
+def _module_level(x: jax.Array) -> jax.Array:
+    return x * 3
+
+
+def test_module_level_functions_stay_in_the_lane_and_are_keyed_by_identity() -> None:
+    """A function its module holds under its name lives as long as the module: the lane takes it (JAX keys it), so
+    the function is not switched to the general path; a local function or a float still switches it."""
+    seen: list[Any] = []
+
+    @js.jit
+    def f(x: jax.Array, n: Static[Any], act: Static[Any] = jnp.tanh) -> jax.Array:
+        seen.append((n, act))
+        return act(x) * n  # type: ignore[no-any-return]
+
+    x = jnp.zeros(1)
+    for _ in range(3):
+        assert f(x, 2).tolist() == [0.0]
+        assert f(x, 2, _module_level).tolist() == [0.0]
+        assert f(x, 2, jnp.cos).tolist() == [2.0]
+        assert f(x, n=2, act=jnp.cos).tolist() == [2.0]
+    assert f.trace_count == 3 and f.cache_info().hits == 9
+    assert ("exact-key lane of" in type(f).__call__.__code__.co_filename) == _compat.LANE  # no switch (JAX 0.5+)
+    lam = lambda v: v + 1  # noqa: E731 (a lambda: never kept)
+    assert f(x, 2, lam).tolist() == [2.0]
+    assert "lane" not in type(f).__call__.__code__.co_filename  # switched
+    assert f(x, 2, _module_level).tolist() == [0.0]  # the lane's program, reached from the general path
+    assert f(x, 0.0, jnp.cos).tolist() == [0.0]
+    assert str(f(x, -0.0, jnp.cos).tolist()) == "[-0.0]"
+    assert f.trace_count == 6
+    assert [a for _, a in seen] == [jnp.tanh, _module_level, jnp.cos, lam, jnp.cos, jnp.cos]
+    f.clear_cache()
+    assert f(x, 2, _module_level).tolist() == [0.0]
+    assert f.trace_count == 7
+
+
 def test_functions_given_as_static_values_are_released_by_clear_cache_and_by_dropping() -> None:
     import gc
     import weakref
@@ -126,6 +161,32 @@ def test_wrong_calls_get_the_functions_own_errors() -> None:
     with pytest.raises(js.NonArrayArgumentError, match="parameter 'x' is not Static"):
         f("text", 1)
     assert f.cache_info().hits == 0
+
+
+def test_defaults_and_positional_only_parameters_in_the_lane() -> None:
+    """A left-out Static default is that default (one program either way); a left-out dynamic default is the
+    default itself, as the function would use it; a missing or extra argument gets the function's own error."""
+    @js.jit
+    def f(x: jax.Array, /, n: Static[int] = 2, y: Any = 10.0, *, mode: Static[str] = "add") -> jax.Array:
+        return x * n + y if mode == "add" else x * n - y
+
+    x = jnp.ones(1)
+    assert f(x).tolist() == [12.0]
+    assert f(x, 2).tolist() == [12.0]
+    assert f(x, 2, jnp.ones(1)).tolist() == [3.0]
+    assert f(x, n=3, y=jnp.ones(1), mode="sub").tolist() == [2.0]
+    assert f(x, 3, jnp.ones(1), mode="sub").tolist() == [2.0]
+    assert f.trace_count == 3  # n=2 with y left out (the general path's), n=2 with y, and n=3 with "sub"
+    with pytest.raises(TypeError, match=r"^f\(\) missing 1 required positional argument: 'x'$"):
+        f(n=2)
+    with pytest.raises(TypeError, match=r"^f\(\) got some positional-only arguments passed as keyword arguments: 'x'$"):
+        f(x=x)
+    with pytest.raises(TypeError, match=r"^f\(\) takes from 1 to 3 positional arguments but 4 positional "
+                                        r"arguments \(and 1 keyword-only argument\) were given$"):
+        f(x, 2, x, x, mode="add")
+    with pytest.raises(TypeError, match=r"^f\(\) takes from 1 to 3 positional arguments but 4 were given$"):
+        f(x, 2, x, x)
+    assert f(x, -1, 0.5).tolist() == [-0.5]
 
 
 def test_concurrent_first_calls_of_one_key_trace_once() -> None:
