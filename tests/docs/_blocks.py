@@ -1,4 +1,7 @@
-"""Fenced code blocks of the documentation pages, and what the test suite does with each.
+"""Fenced code blocks of the documentation pages and the README, and what the test suite does with each.
+
+The README is read like a page (GitHub shows it as the project's front page), with the same conventions; it lies
+outside ``docs/``, so the site never sees it.
 
 A block is run according to its language and the HTML comment just above it (invisible on the site):
 
@@ -61,7 +64,8 @@ class Block:
 
 
 def pages() -> list[Path]:
-    return sorted((ROOT / "docs").rglob("*.md"))
+    """Every page of the site, then the README."""
+    return [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
 
 
 def parse(path: Path) -> list[Block]:
