@@ -292,7 +292,7 @@ def static_type_message(function: str, param: str, declared: str, value: str, re
     int). ...``; ``reason`` is the type checker's."""
     return (f"{function}(): parameter {param!r} is declared Static[{declared}], but got {value} ({reason}). "
             "jaxstatic compiles for the value as it is, so the body may fail inside JAX or compute something else. "
-            f"Pass a {declared}, or correct the annotation.")
+            f"Pass a value of type {declared}, or correct the annotation.")
 
 
 def _hiders(decorators: tuple[str, ...]) -> str:

@@ -31,7 +31,7 @@ def type_warnings() -> Iterator[list[warnings.WarningMessage]]:
 def expected(function: str, param: str, declared: str, value: str, reason: str) -> str:
     return (f"{function}(): parameter {param!r} is declared Static[{declared}], but got {value} ({reason}). "
             "jaxstatic compiles for the value as it is, so the body may fail inside JAX or compute something else. "
-            f"Pass a {declared}, or correct the annotation.")
+            f"Pass a value of type {declared}, or correct the annotation.")
 
 
 def test_public_warning_class() -> None:
