@@ -13,7 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import mypy.version
 import pytest
 
 _REPO = Path(__file__).resolve().parents[2]
@@ -111,10 +110,6 @@ def _mypy(tmp: Path, *args: str) -> list[str]:
     return [line for line in done.stdout.splitlines() if "jaxstatic-" in line]
 
 
-@pytest.mark.xfail(
-    tuple(int(p) for p in mypy.version.__version__.split("+")[0].split(".")[:2]) < (1, 16), strict=True,
-    reason="before mypy 1.16 a class's '__hash__ = None' has no type on its Var, and a cached run has no class "
-           "body to read it from: the cached run misses that one report (it stays silent, never wrong)")
 @pytest.mark.parametrize("extra", ["", "strict = True"], ids=["default", "strict"])
 def test_cold_and_cached_runs_agree(tmp_path: Path, extra: str) -> None:
     _write(tmp_path, extra=extra)
