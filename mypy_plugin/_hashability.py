@@ -333,16 +333,19 @@ def record_hash_none(ctx: ClassDefContext) -> None:
     no class can rebind it.
     """
     metadata = ctx.cls.info.metadata
-    for stmt in ctx.cls.defs.body:
-        if (
-            isinstance(stmt, AssignmentStmt)
-            and isinstance(stmt.rvalue, NameExpr)
-            and stmt.rvalue.name == "None"
-            and any(isinstance(lv, NameExpr) and lv.name == "__hash__" for lv in stmt.lvalues)
-        ):
+    for stmt in ctx.cls.defs.body:  # every class mypy analyses, typeshed's among them: the cheap tests first
+        if not isinstance(stmt, AssignmentStmt):
+            continue
+        rvalue = stmt.rvalue
+        if isinstance(rvalue, NameExpr) and rvalue.name == "None" and _assigns(stmt, "__hash__"):
             metadata[HASH_NONE_METADATA] = {"assigned": True}
             return
-    metadata.pop(HASH_NONE_METADATA, None)  # dmypy analyses an edited class again
+    if HASH_NONE_METADATA in metadata:
+        del metadata[HASH_NONE_METADATA]  # dmypy analyses an edited class again
+
+
+def _assigns(stmt: AssignmentStmt, name: str) -> bool:
+    return any(isinstance(lv, NameExpr) and lv.name == name for lv in stmt.lvalues)
 
 
 def _converted_fields(ctx: ClassDefContext) -> list[str]:

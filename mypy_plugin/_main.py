@@ -23,7 +23,7 @@ from mypy.plugins import dataclasses as dataclasses_plugin
 from mypy.types import CallableType, FunctionLike, Type
 
 from . import _argnames, _calls, _decorators, _spellings
-from ._chain import NextHooks, next_hook
+from ._chain import NextHooks, next_hook, overridden_after
 from ._definitions import AnnotatedHook, StaticAnnotationHook, UnresolvedNote
 from ._descriptors import name_bound, staticmethod_get
 from ._fullnames import (
@@ -88,6 +88,7 @@ class JaxstaticPlugin(Plugin):
         # names not resolved yet): those are looked up every time.
         self._function_hooks: dict[str, _FunctionHook | None] = {}
         self._changeable_names: set[str] = set()
+        self._mro_hooks_after: bool | None = None  # whether the plugins after us have any (the chain is fixed)
         # The hooks the plugins after us would give (called through the instance: they override these).
         self._next_function_sig = NextHooks[_SigHook](
             self, lambda p, name: p.get_function_signature_hook(name)
@@ -130,10 +131,13 @@ class JaxstaticPlugin(Plugin):
 
     def _class_body(self, ctx: ClassDefContext) -> None:
         record_hash_none(ctx)
-        fullname = ctx.cls.fullname
-        hook = next_hook(ctx.api, self, lambda p: p.get_customize_class_mro_hook(fullname))
-        if hook is not None:
-            hook(ctx)
+        if self._mro_hooks_after is None:
+            self._mro_hooks_after = overridden_after(ctx.api, self, "get_customize_class_mro_hook")
+        if self._mro_hooks_after:
+            fullname = ctx.cls.fullname
+            hook = next_hook(ctx.api, self, lambda p: p.get_customize_class_mro_hook(fullname))
+            if hook is not None:
+                hook(ctx)
 
     def _dataclass(self, fullname: str, ctx: ClassDefContext) -> None:
         record_dataclass(ctx, pytree=fullname == PYTREE_DATACLASS)
