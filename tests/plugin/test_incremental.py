@@ -1,8 +1,9 @@
 """The plugin gives the same errors cold, from mypy's incremental cache, with --strict, and under dmypy.
 
-A library module declares Static parameters (and a dataclass the plugin must remember as unhashable); another
-module calls it. Types from the library then come from the cache, where ``Static[...]`` survives only as a type
-alias and the dataclass only as the metadata the plugin recorded. jax is not followed here, to keep these fast:
+A library module declares Static parameters (and a dataclass and a ``__hash__ = None`` class the plugin must
+remember as unhashable); another module calls it. Types from the library then come from the cache, where
+``Static[...]`` survives only as a type alias, and the two classes only as the metadata the plugin recorded (a
+cached class has no body to read). jax is not followed here, to keep these fast:
 the YAML cases cover jax's types (they share one warm cache).
 """
 
