@@ -16,6 +16,7 @@ from mypy.erasetype import erase_typevars
 from mypy.nodes import (
     ARG_STAR,
     ARG_STAR2,
+    GDEF,
     ArgKind,
     CallExpr,
     Decorator,
@@ -104,12 +105,20 @@ def check_call(
 
 def check_partial_creation(api: CheckerPluginInterface, call: CallExpr) -> None:
     """``functools.partial(f, ...)``: the arguments bound now meet ``f``'s Static parameters now."""
-    if not call.args or not isinstance(api, TypeChecker):
+    if not call.args or not isinstance(api, TypeChecker) or _plainly_no_static(call.args[0]):
         return
     fun_type = expression_type(api, call.args[0], None)
     fun = as_callable(fun_type) if fun_type is not None else None
     if fun is not None and has_static(fun):
         check_call(api, fun, call, skip=1)
+
+
+def _plainly_no_static(fun: Expression) -> bool:
+    """``fun`` names a module-level function whose declared signature has no Static parameter: the common
+    ``partial(helper, ...)`` is settled without inferring anything (a decorated or generic function is not)."""
+    node = fun.node if isinstance(fun, NameExpr) and fun.kind == GDEF else None
+    sig = node.type if isinstance(node, FuncDef) else None
+    return isinstance(sig, CallableType) and not sig.variables and not has_static(sig)
 
 
 def check_bound_self(api: CheckerPluginInterface, receiver: Type, call: CallExpr) -> None:

@@ -37,6 +37,13 @@ def next_hook(api: object, me: Plugin, lookup: Callable[[Plugin], _H | None]) ->
     return None
 
 
+def overridden_after(api: object, me: Plugin, method: str) -> bool:
+    """Whether a plugin after ``me`` in mypy's chain overrides the hook getter ``method`` at all (mypy's default
+    plugin does not, for most): a hook called for every class need not look further when none does."""
+    default = getattr(Plugin, method)
+    return next_hook(api, me, lambda p: True if getattr(type(p), method) is not default else None) is not None
+
+
 class NextHooks(Generic[_H]):
     """``next_hook`` remembered per fully qualified name (the chain does not change during a build)."""
 

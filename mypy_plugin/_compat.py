@@ -13,14 +13,13 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Final, cast
 
 from mypy.errors import CompileError
-from mypy.nodes import AssignmentStmt, NameExpr
 from mypy.version import __version__
 
 if TYPE_CHECKING:  # only annotations: importing this module must work on any mypy, to refuse it cleanly
     from mypy.binder import ConditionalTypeBinder
     from mypy.checker import TypeChecker
     from mypy.errors import ErrorWatcher
-    from mypy.nodes import Expression, TypeInfo
+    from mypy.nodes import Expression
     from mypy.types import Type
 
 OLDEST: Final = (1, 15)
@@ -110,20 +109,3 @@ def is_overload_matcher(watcher: ErrorWatcher) -> bool:
         # overload matching, and (with --warn-unreachable) probing an unreachable call statement.
         return watcher.filter_revealed_type and watcher._filtered is None
     return watcher._filtered is None and watcher._filter is True
-
-
-def assigned_none(info: TypeInfo, name: str) -> bool:
-    """Whether the class body of ``info`` assigns ``name = None``.
-
-    On older mypy (1.15 among them) a class attribute assigned ``None`` without an annotation has no type on its ``Var``
-    until the class body is checked, and a call site may be checked first.
-    """
-    for stmt in info.defn.defs.body:
-        if (
-            isinstance(stmt, AssignmentStmt)
-            and any(isinstance(lv, NameExpr) and lv.name == name for lv in stmt.lvalues)
-            and isinstance(stmt.rvalue, NameExpr)
-            and stmt.rvalue.fullname == "builtins.None"
-        ):
-            return True
-    return False

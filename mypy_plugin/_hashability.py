@@ -47,7 +47,6 @@ from mypy.types import (
     get_proper_type,
 )
 
-from ._compat import assigned_none
 from ._fullnames import ARRAY_TYPES, FREEZABLE_CONTAINERS, HASH_BY_FIELDS, HASH_BY_ITEMS, SLICE
 from ._markers import is_static
 from ._messages import DynamicPytree, dynamic_pytree
@@ -57,6 +56,10 @@ RECORD: Final = "__jaxstatic_hash__"
 
 PYTREE_METADATA: Final = "jaxstatic_dataclass"
 """The key of ``TypeInfo.metadata`` that marks a class decorated with ``jaxstatic.dataclass``."""
+
+HASH_NONE_METADATA: Final = "jaxstatic_hash_none"
+"""The key of ``TypeInfo.metadata`` that marks a class whose body assigns ``__hash__ = None`` (see
+``record_hash_none``)."""
 
 # How a class hashes. INHERIT: ``@dataclass(eq=False)`` leaves ``__hash__`` to the bases.
 NONE: Final = "none"
@@ -194,7 +197,7 @@ def _own_hash(info: TypeInfo) -> str | None:
         return FIELDS if info.fullname in HASH_BY_FIELDS else TRUSTED
     if isinstance(node, Var) and node.type is not None:
         return NONE if isinstance(get_proper_type(node.type), NoneType) else TRUSTED
-    if isinstance(node, Var) and assigned_none(info, "__hash__"):
+    if isinstance(node, Var) and HASH_NONE_METADATA in info.metadata:
         return NONE
     return None
 
@@ -318,6 +321,31 @@ def record_dataclass(ctx: ClassDefContext, *, pytree: bool = False) -> None:
     info.names[RECORD] = SymbolTableNode(MDEF, var, plugin_generated=True)
     if pytree:
         info.metadata[PYTREE_METADATA] = {"converted": _converted_fields(ctx)}
+
+
+def record_hash_none(ctx: ClassDefContext) -> None:
+    """Remember in the class's metadata that its body assigns ``__hash__ = None``.
+
+    The ``Var`` mypy makes of that line may have no type: before mypy 1.16 it never gets one (the checker stops at
+    the incompatible override of ``object.__hash__``), and on any mypy a call site can be checked before the
+    class body. The class body itself is gone when the class comes from mypy's cache; its metadata is not. Runs
+    while mypy analyses the class, before any call site is checked: the name ``None`` is not resolved yet, but
+    no class can rebind it.
+    """
+    metadata = ctx.cls.info.metadata
+    for stmt in ctx.cls.defs.body:  # every class mypy analyses, typeshed's among them: the cheap tests first
+        if not isinstance(stmt, AssignmentStmt):
+            continue
+        rvalue = stmt.rvalue
+        if isinstance(rvalue, NameExpr) and rvalue.name == "None" and _assigns(stmt, "__hash__"):
+            metadata[HASH_NONE_METADATA] = {"assigned": True}
+            return
+    if HASH_NONE_METADATA in metadata:
+        del metadata[HASH_NONE_METADATA]  # dmypy analyses an edited class again
+
+
+def _assigns(stmt: AssignmentStmt, name: str) -> bool:
+    return any(isinstance(lv, NameExpr) and lv.name == name for lv in stmt.lvalues)
 
 
 def _converted_fields(ctx: ClassDefContext) -> list[str]:

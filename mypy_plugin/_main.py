@@ -23,7 +23,7 @@ from mypy.plugins import dataclasses as dataclasses_plugin
 from mypy.types import CallableType, FunctionLike, Type
 
 from . import _argnames, _calls, _decorators, _spellings
-from ._chain import NextHooks, next_hook
+from ._chain import NextHooks, next_hook, overridden_after
 from ._definitions import AnnotatedHook, StaticAnnotationHook, UnresolvedNote
 from ._descriptors import name_bound, staticmethod_get
 from ._fullnames import (
@@ -41,7 +41,7 @@ from ._fullnames import (
     STATIC_ALIAS,
     TRANSFORM_DECORATORS,
 )
-from ._hashability import is_pytree_dataclass, record_dataclass
+from ._hashability import is_pytree_dataclass, record_dataclass, record_hash_none
 
 RULES_VERSION: Final = "3"
 """Bump when a rule changes: mypy then rechecks every module instead of replaying cached results."""
@@ -64,6 +64,7 @@ _FunctionHook = Callable[[FunctionContext], Type]
 
 
 _MARKER_SUFFIXES: Final = tuple(f".{name.rsplit('.', 1)[1]}" for name in sorted(MARKER_ALIASES))
+_ANALYZED_SUFFIXES: Final = (*_MARKER_SUFFIXES, ".Annotated")
 
 
 _PYTREE_CLASS: Final = "<jaxstatic.dataclass>"
@@ -83,7 +84,11 @@ class JaxstaticPlugin(Plugin):
         # One hook object per fully qualified name, made once: these lookups run for every call mypy checks.
         self._function_sig_hooks: dict[str, _SigHook | None] = {}
         self._method_sig_hooks: dict[str, _MethodSigHook | None] = {}
-        self._plain_names: set[str] = set()
+        # get_function_hook's answers, except for names that may come to mean something else (variables, classes,
+        # names not resolved yet): those are looked up every time.
+        self._function_hooks: dict[str, _FunctionHook | None] = {}
+        self._changeable_names: set[str] = set()
+        self._mro_hooks_after: bool | None = None  # whether the plugins after us have any (the chain is fixed)
         # The hooks the plugins after us would give (called through the instance: they override these).
         self._next_function_sig = NextHooks[_SigHook](
             self, lambda p, name: p.get_function_signature_hook(name)
@@ -101,6 +106,10 @@ class JaxstaticPlugin(Plugin):
     # --- semantic analysis -------------------------------------------------------------------------------------
 
     def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
+        # mypy asks for every name used in a type (some 180,000 times over ``-p equinox``): one test turns away
+        # all but the names this hook can concern.
+        if not fullname.endswith(_ANALYZED_SUFFIXES):
+            return None
         if fullname == STATIC_ALIAS:
             return None if self._static_annotation.active else self._static_annotation
         if fullname in ANNOTATED:
@@ -115,6 +124,20 @@ class JaxstaticPlugin(Plugin):
         if fullname in DATACLASS_DECORATORS or fullname == PYTREE_DATACLASS:
             return partial(self._dataclass, fullname)
         return None
+
+    def get_customize_class_mro_hook(self, fullname: str) -> Callable[[ClassDefContext], None] | None:
+        # The one hook mypy calls for every class it analyses: the class body is read here, while it exists.
+        return self._class_body
+
+    def _class_body(self, ctx: ClassDefContext) -> None:
+        record_hash_none(ctx)
+        if self._mro_hooks_after is None:
+            self._mro_hooks_after = overridden_after(ctx.api, self, "get_customize_class_mro_hook")
+        if self._mro_hooks_after:
+            fullname = ctx.cls.fullname
+            hook = next_hook(ctx.api, self, lambda p: p.get_customize_class_mro_hook(fullname))
+            if hook is not None:
+                hook(ctx)
 
     def _dataclass(self, fullname: str, ctx: ClassDefContext) -> None:
         record_dataclass(ctx, pytree=fullname == PYTREE_DATACLASS)
@@ -186,6 +209,16 @@ class JaxstaticPlugin(Plugin):
     # --- type checking: transforms applied to functions --------------------------------------------------------
 
     def get_function_hook(self, fullname: str) -> _FunctionHook | None:
+        try:
+            return self._function_hooks[fullname]
+        except KeyError:
+            pass
+        hook = self._function_hook(fullname)
+        if fullname not in self._changeable_names:
+            self._function_hooks[fullname] = hook
+        return hook
+
+    def _function_hook(self, fullname: str) -> _FunctionHook | None:
         if fullname in JAXSTATIC_TRANSFORMS or fullname in TRANSFORM_DECORATORS:
             return partial(self._transform, fullname)
         if fullname in JAX_JIT or fullname == JAX_JIT_DECORATOR:
@@ -203,18 +236,20 @@ class JaxstaticPlugin(Plugin):
         """What a name mypy calls through stands for: the transform a module-level variable holds (``batched =
         vmap(in_axes=0)``; ``@batched``), or ``_PYTREE_CLASS`` for a ``jaxstatic.dataclass`` (mypy gives a call
         through ``type[Model]`` or ``cls`` the class's name)."""
-        if _never_static(fullname) or fullname in self._plain_names:
+        if _never_static(fullname):
             return None
         sym = self.lookup_fully_qualified(fullname)
         node = sym.node if sym is not None else None
-        # Variables and classes are looked at each time (the daemon may see them change); functions, the most
-        # common callees, are remembered as plain.
+        # Variables and classes are looked at each time (the daemon may see them change, and a variable's type
+        # may not be inferred yet); the answer for anything else, functions above all, is remembered.
         if isinstance(node, Var):
+            self._changeable_names.add(fullname)
             return _spellings.held_transform(node.type)
         if isinstance(node, TypeInfo):
+            self._changeable_names.add(fullname)
             return _PYTREE_CLASS if is_pytree_dataclass(node) else None
-        if node is not None:
-            self._plain_names.add(fullname)
+        if node is None:
+            self._changeable_names.add(fullname)  # not analysed yet
         return None
 
     def _construct(self, ctx: FunctionContext) -> Type:

@@ -1,8 +1,9 @@
 """The plugin gives the same errors cold, from mypy's incremental cache, with --strict, and under dmypy.
 
-A library module declares Static parameters (and a dataclass the plugin must remember as unhashable); another
-module calls it. Types from the library then come from the cache, where ``Static[...]`` survives only as a type
-alias and the dataclass only as the metadata the plugin recorded. jax is not followed here, to keep these fast:
+A library module declares Static parameters (and a dataclass and a ``__hash__ = None`` class the plugin must
+remember as unhashable); another module calls it. Types from the library then come from the cache, where
+``Static[...]`` survives only as a type alias, and the two classes only as the metadata the plugin recorded (a
+cached class has no body to read). jax is not followed here, to keep these fast:
 the YAML cases cover jax's types (they share one warm cache).
 """
 
@@ -13,7 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import mypy.version
 import pytest
 
 _REPO = Path(__file__).resolve().parents[2]
@@ -111,10 +111,6 @@ def _mypy(tmp: Path, *args: str) -> list[str]:
     return [line for line in done.stdout.splitlines() if "jaxstatic-" in line]
 
 
-@pytest.mark.xfail(
-    tuple(int(p) for p in mypy.version.__version__.split("+")[0].split(".")[:2]) < (1, 16), strict=True,
-    reason="before mypy 1.16 a class's '__hash__ = None' has no type on its Var, and a cached run has no class "
-           "body to read it from: the cached run misses that one report (it stays silent, never wrong)")
 @pytest.mark.parametrize("extra", ["", "strict = True"], ids=["default", "strict"])
 def test_cold_and_cached_runs_agree(tmp_path: Path, extra: str) -> None:
     _write(tmp_path, extra=extra)
