@@ -182,10 +182,15 @@ def non_array_error(function: str, param: str, where: str, leaf: object,
 
 
 def _found(where: str, leaf: object) -> str:
-    """``cfg['act'] is a function``; a class (a dtype class such as ``jnp.int32``) by its name."""
+    """``cfg['act'] is a function``; a class (a dtype class such as ``jnp.int32``) by its name; another callable
+    with a name (``jnp.tanh``, ``len``) as a function, with its type."""
     if isinstance(leaf, type):
         return f"{where} is the class {_freeze.class_name(leaf)}"
-    return f"{where} is a {_freeze.type_name(leaf)}"
+    kind = _freeze.type_name(leaf)
+    name = getattr(leaf, "__name__", None)
+    if callable(leaf) and kind != "function" and isinstance(name, str):  # jnp.tanh, len, np.sin: named as functions
+        return f"{where} is a function ({name}, a {kind})"
+    return f"{where} is a {kind}"
 
 
 # -- finding what cannot be static: the value walked again, this time with paths

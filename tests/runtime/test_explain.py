@@ -190,8 +190,8 @@ def test_non_array_inside_dynamic_kwargs_suggests_its_own_parameter() -> None:
         "too; or pass an array."
     )
     assert str(non_array_error("step", "act", "act", len, in_var_keyword=False)) == (
-        "step(): parameter 'act' is not Static, so its value is traced as an array, but act is a "
-        "builtin_function_or_method. Mark it static where it is declared (act: Static[...]), or pass an array."
+        "step(): parameter 'act' is not Static, so its value is traced as an array, but act is a function (len, "
+        "a builtin_function_or_method). Mark it static where it is declared (act: Static[...]), or pass an array."
     )
 
 

@@ -218,6 +218,19 @@ def test_non_array_given_to_dynamic_parameter_suggests_static() -> None:
         step(jnp.ones(1), {"mode": "x"})  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(("fn", "found"), [(jnp.tanh, "a function (tanh, a "), (len, "a function (len, a "),
+                                           (np.sin, "a function (sin, a numpy.ufunc)")])
+def test_a_library_function_given_to_dynamic_parameter_is_named_as_a_function(fn: Any, found: str) -> None:
+    @js.jit
+    def step(x: jax.Array, activation: Callable[[Any], Any]) -> jax.Array:
+        return activation(x)
+
+    with pytest.raises(js.NonArrayArgumentError) as info:
+        step(jnp.ones(1), fn)
+    assert f"but activation is {found}" in str(info.value)
+    assert str(info.value).endswith("Mark it static where it is declared (activation: Static[...]), or pass an array.")
+
+
 @pytest.mark.parametrize(("dtype", "name"), [(jnp.int32, "jax.numpy.int32"), (np.float32, "numpy.float32")])
 def test_dtype_class_given_to_dynamic_parameter_suggests_static(dtype: Any, name: str) -> None:
     @js.jit
