@@ -17,6 +17,8 @@ import pytest
 import jaxstatic as js
 from jaxstatic import Static
 
+from ._release import Token, held_until_cleared
+
 
 def test_a_trace_that_raises_leaves_nothing_behind() -> None:
     fail = [True]
@@ -265,11 +267,6 @@ def test_float_statics_are_keyed_by_their_bits_on_the_hit_path() -> None:
     assert f.trace_count == 5
 
 
-class _Token:
-    def __call__(self, x: jax.Array) -> jax.Array:
-        return x * 2.0
-
-
 def _scaled(x: jax.Array, act: Static[Any]) -> jax.Array:
     return jnp.sum(act(x))
 
@@ -286,12 +283,4 @@ STACKS = {
 @pytest.mark.parametrize("stack", list(STACKS), ids=list(STACKS))
 def test_clear_cache_on_a_stack_releases_the_static_values_of_every_transform_in_it(stack: str) -> None:
     f = STACKS[stack](_scaled)
-    token = _Token()
-    ref = weakref.ref(token)
-    f(jnp.ones(3), token)
-    del token
-    gc.collect()
-    assert ref() is not None  # held while the programs are cached
-    f.clear_cache()
-    gc.collect()
-    assert ref() is None
+    held_until_cleared(f, Token, lambda g, token: g(jnp.ones(3), token))

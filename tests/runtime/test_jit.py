@@ -20,6 +20,8 @@ from jax.flatten_util import ravel_pytree
 import jaxstatic as js
 from jaxstatic import Static
 
+from ._release import Token, held_until_cleared
+
 
 def test_config_dict_with_functions_is_static() -> None:
     """The seed case: plain jax.jit rejects this dict; jaxstatic freezes it."""
@@ -342,26 +344,14 @@ def test_counts_are_exact_under_threads() -> None:
     assert (info.hits, info.misses, info.currsize) == (396, 4, 4)
 
 
-class _Token:
-    pass
-
-
 def test_clear_cache_and_dropping_release_static_values() -> None:
     @js.jit
     def f(x: jax.Array, token: Static[Any]) -> jax.Array:
         return x + 1
 
-    token = _Token()
-    ref = weakref.ref(token)
-    f(jnp.ones(1), {"t": token})
-    del token
-    gc.collect()
-    assert ref() is not None  # held while its program is cached
-    f.clear_cache()
-    gc.collect()
-    assert ref() is None
+    held_until_cleared(f, Token, lambda g, token: g(jnp.ones(1), {"t": token}))
     assert f.cache_info().currsize == 0
-    token2 = _Token()
+    token2 = Token()
     ref2 = weakref.ref(token2)
     f(jnp.ones(1), token2)
     del token2, f

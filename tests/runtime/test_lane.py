@@ -17,6 +17,8 @@ import pytest
 import jaxstatic as js
 from jaxstatic import Static, _compat
 
+from ._release import held_until_cleared
+
 
 def _counted() -> tuple[js.JitFunction[Any, Any], list[Any]]:
     seen: list[Any] = []
@@ -124,17 +126,12 @@ def test_functions_given_as_static_values_are_released_by_clear_cache_and_by_dro
     def f(x: jax.Array, act: Static[Any]) -> jax.Array:
         return act(x)  # type: ignore[no-any-return]
 
-    def act(x: jax.Array) -> jax.Array:
-        return x + 1
+    def local_function() -> Any:
+        def act(x: jax.Array) -> jax.Array:
+            return x + 1
+        return act
 
-    ref = weakref.ref(act)
-    f(jnp.ones(1), act)
-    del act
-    gc.collect()
-    assert ref() is not None  # held while its program is cached
-    f.clear_cache()
-    gc.collect()
-    assert ref() is None
+    held_until_cleared(f, local_function, lambda g, act: g(jnp.ones(1), act))
 
     def act2(x: jax.Array) -> jax.Array:
         return x + 2
