@@ -81,8 +81,8 @@ def check_jax_jit_decorator(api: CheckerPluginInterface, dec: Decorator) -> None
     for d in dec.decorators:
         if not isinstance(d, CallExpr):
             continue
-        partial_of_jit = _refers_to(d, {FUNCTOOLS_PARTIAL}) and d.args and _refers_to(d.args[0], JAX_JIT)
-        jit_options = _refers_to(d, JAX_JIT) and ARG_POS not in d.arg_kinds
+        partial_of_jit = refers_to(d, {FUNCTOOLS_PARTIAL}) and d.args and refers_to(d.args[0], JAX_JIT)
+        jit_options = refers_to(d, JAX_JIT) and ARG_POS not in d.arg_kinds
         if partial_of_jit or jit_options:
             _check_jax(api, original, d)
 
@@ -130,7 +130,7 @@ def options_call(ctx: FunctionContext, transform_names: set[str]) -> CallExpr | 
             None,
         )
     if isinstance(context, CallExpr):
-        if isinstance(context.callee, CallExpr) and _refers_to(context.callee, transform_names):
+        if isinstance(context.callee, CallExpr) and refers_to(context.callee, transform_names):
             return context.callee
         return context
     return None
@@ -164,11 +164,12 @@ def _resolve(
     *,
     lenient: bool,
     written: Expression | None = None,
+    quiet: bool = False,
 ) -> list[tuple[int, Context]]:
     """The parameter indices ``call``'s options name, reporting those that name none.
 
     ``lenient`` is jax's rule: unknown names are accepted when ``fun`` takes ``**kwargs``, positions past the end
-    when it takes ``*args``.
+    when it takes ``*args``. ``quiet``: report nothing (the options were judged where they were written).
     """
     found: list[tuple[int, Context]] = []
     function = _function_name(fun, written)
@@ -181,15 +182,20 @@ def _resolve(
                 index = _index_by_name(fun, name)
                 if index is not None:
                     found.append((index, value))
-                elif name not in named and not (lenient and ARG_STAR2 in fun.arg_kinds):
+                elif name not in named and not (lenient and ARG_STAR2 in fun.arg_kinds) and not quiet:
                     report(api, _messages.unknown_name(option, name, function, named), value, ARGNAMES)
         elif option in NUMS:
             for number in _ints(api, value) or []:
                 if -len(positional) <= number < len(positional):
                     found.append((positional[number], value))
-                elif not (lenient and ARG_STAR in fun.arg_kinds):
+                elif not (lenient and ARG_STAR in fun.arg_kinds) and not quiet:
                     report(api, _messages.unknown_position(option, number, function, shown), value, ARGNAMES)
     return found
+
+
+def resolve_quietly(api: TypeChecker, fun: CallableType, call: CallExpr) -> list[int]:
+    """The indices of the parameters plain ``jax.jit``'s options in ``call`` make static, reporting nothing."""
+    return [index for index, _ in _resolve(api, fun, call, lenient=True, quiet=True)]
 
 
 def _strings(api: TypeChecker, expr: Expression) -> list[str] | None:
@@ -233,7 +239,7 @@ def _index_by_name(fun: CallableType, name: str) -> int | None:
     return None
 
 
-def _refers_to(expr: Expression, names: set[str] | frozenset[str]) -> bool:
+def refers_to(expr: Expression, names: set[str] | frozenset[str]) -> bool:
     if isinstance(expr, CallExpr):
         expr = expr.callee
     return isinstance(expr, RefExpr) and expr.fullname in names

@@ -58,6 +58,7 @@ __all__ = [
     "check_construction_through_type",
     "expression_type",
     "has_static",
+    "map_arguments",
 ]
 
 
@@ -88,7 +89,7 @@ def check_call(
     if not isinstance(api, TypeChecker):
         return
     args, kinds, names = call.args[skip:], call.arg_kinds[skip:], call.arg_names[skip:]
-    formal_to_actual = _map(sig, kinds, names)
+    formal_to_actual = map_arguments(sig, kinds, names)
     if formal_to_actual is None:
         return
     if _is_overload_item(sig) and not _chosen_overload_item(api, sig, call, skip):
@@ -217,7 +218,7 @@ def callee_name(call: CallExpr, sig: CallableType) -> str:
     return (sig.name or "function").split(" of ")[0]
 
 
-def _map(
+def map_arguments(
     sig: CallableType, kinds: list[ArgKind], names: Sequence[str | None]
 ) -> list[list[int]] | None:
     try:
@@ -256,7 +257,7 @@ def _chosen_overload_item(api: TypeChecker, sig: CallableType, call: CallExpr, s
 def _accepts(
     item: CallableType, types: list[Type | None], kinds: list[ArgKind], names: Sequence[str | None]
 ) -> bool:
-    formal_to_actual = _map(item, kinds, names)
+    formal_to_actual = map_arguments(item, kinds, names)
     if formal_to_actual is None:
         return False
     mapped = {a for actuals in formal_to_actual for a in actuals}

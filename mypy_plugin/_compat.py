@@ -63,6 +63,10 @@ _FRAME_DISCARD: Final = _RUNNING >= (1, 20)
 # mypy 1.20 marked the filter of overload matching with ``filter_revealed_type=True``.
 _MARKED_OVERLOAD_FILTER: Final = _RUNNING >= (1, 20)
 
+# mypy 1.18 keeps ``extra_attrs`` in the cache for an instance of a class without type arguments; before, the
+# cache dropped them (a jitted function's static parameters, ``_plain_jit``).
+EXTRA_ATTRS_CACHED: Final = _RUNNING >= (1, 18)
+
 _TypeMapContext = AbstractContextManager["dict[Expression, Type]"]
 
 

@@ -70,6 +70,15 @@ JAX_JIT: Final = frozenset({"jax._src.api.jit", "jax.jit"})
 
 JAX_STUB_CALLS: Final = frozenset({"jax._JitWrapped.__call__", "jax._PmapWrapped.__call__"})
 """Calls of jitted/pmapped functions when the jax stubs are in use: they carry the wrapped parameters."""
+JAX_WRAPPED_CALLS: Final = frozenset({"jax._src.stages.Wrapped.__call__", "jax._src.pjit.JitWrapped.__call__"})
+"""Calls of jitted functions typed by jax itself (``*args, **kwargs``): checked when ``jax.jit`` made some static."""
+JIT_WRAPPED: Final = frozenset({"jax._src.pjit.JitWrapped", "jax._JitWrapped"})
+"""The type ``jax.jit`` returns, as jax defines it and as the stubs do."""
+PLAIN_STATIC_NAMES: Final = "__jaxstatic_static_argnames"
+PLAIN_STATIC_FUN: Final = "__jaxstatic_static_fun"
+PLAIN_STATIC_MODULE: Final = "__jaxstatic_static_module"
+"""Where a jitted function's type keeps the parameters ``jax.jit`` made static, the function they belong to and
+the module that applied ``jax.jit`` (``Instance.extra_attrs``, serialized with the type from mypy 1.18)."""
 JAX_JIT_DECORATOR: Final = "jax.jit(...)"
 """Name given to the decorator ``jax.jit(static_argnames=...)`` returns, so the plugin sees it applied."""
 
@@ -118,5 +127,5 @@ DATACLASS_REPLACE: Final = "dataclasses.replace"
 """Runs ``__init__`` again: the new values of Static fields are judged as at construction."""
 
 CHECKED_ANYWAY: Final = (
-    frozenset({FUNCTOOLS_PARTIAL, PARTIAL_CALL, DATACLASS_REPLACE}) | JAX_JIT | JAX_STUB_CALLS
+    frozenset({FUNCTOOLS_PARTIAL, PARTIAL_CALL, DATACLASS_REPLACE}) | JAX_JIT | JAX_STUB_CALLS | JAX_WRAPPED_CALLS
 )

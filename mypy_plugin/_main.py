@@ -15,6 +15,7 @@ from mypy.plugin import (
     ClassDefContext,
     FunctionContext,
     FunctionSigContext,
+    MethodContext,
     MethodSigContext,
     Plugin,
     ReportConfigContext,
@@ -22,7 +23,7 @@ from mypy.plugin import (
 from mypy.plugins import dataclasses as dataclasses_plugin
 from mypy.types import CallableType, FunctionLike, Type
 
-from . import _argnames, _calls, _decorators, _spellings
+from . import _argnames, _calls, _decorators, _plain_jit, _spellings
 from ._chain import NextHooks, next_hook, overridden_after
 from ._definitions import AnnotatedHook, StaticAnnotationHook, UnresolvedNote
 from ._descriptors import name_bound, staticmethod_get
@@ -33,6 +34,8 @@ from ._fullnames import (
     FUNCTOOLS_PARTIAL,
     JAX_JIT,
     JAX_JIT_DECORATOR,
+    JAX_STUB_CALLS,
+    JAX_WRAPPED_CALLS,
     JAXSTATIC_TRANSFORMS,
     MARKER_ALIASES,
     NEVER_STATIC_PACKAGES,
@@ -61,6 +64,10 @@ _CONFIG_DATA: Final = {"jaxstatic_mypy": RULES_VERSION, "sources": _source_diges
 _SigHook = Callable[[FunctionSigContext], FunctionLike]
 _MethodSigHook = Callable[[MethodSigContext], FunctionLike]
 _FunctionHook = Callable[[FunctionContext], Type]
+_MethodHook = Callable[[MethodContext], Type]
+
+_JIT_APPLIED_BY_METHOD: Final = {PARTIAL_CALL: True, "jax._JitWrapped.__call__": False}
+"""Calls that may apply ``jax.jit`` with options to a function, and whether through ``functools.partial``."""
 
 
 _MARKER_SUFFIXES: Final = tuple(f".{name.rsplit('.', 1)[1]}" for name in sorted(MARKER_ALIASES))
@@ -99,6 +106,7 @@ class JaxstaticPlugin(Plugin):
         self._next_function = NextHooks[_FunctionHook](
             self, lambda p, name: p.get_function_hook(name)
         )
+        self._next_method = NextHooks[_MethodHook](self, lambda p, name: p.get_method_hook(name))
 
     def report_config_data(self, ctx: ReportConfigContext) -> Any:
         return _CONFIG_DATA
@@ -201,10 +209,29 @@ class JaxstaticPlugin(Plugin):
                 if bound is not None and _calls.has_static(bound):
                     _calls.check_call(ctx.api, bound, context)
         elif isinstance(context, CallExpr):
+            static_checked = False
             if isinstance(sig, CallableType) and _calls.has_static(sig):
+                static_checked = True
                 _calls.check_call(ctx.api, sig, context)
             _calls.check_bound_self(ctx.api, ctx.type, context)
+            if fullname in JAX_WRAPPED_CALLS or fullname in JAX_STUB_CALLS:
+                _plain_jit.check(ctx.api, ctx.type, context, static_checked=static_checked)
         return sig
+
+    def get_method_hook(self, fullname: str) -> _MethodHook | None:
+        if fullname in _JIT_APPLIED_BY_METHOD:
+            return partial(self._jit_applied, fullname)
+        return None
+
+    def _jit_applied(self, fullname: str, ctx: MethodContext) -> Type:
+        """``partial(jax.jit, static_argnames=...)(f)`` (and, with the stubs, ``jax.jit(static_argnames=...)(f)``),
+        as a call or a decorator: the result carries the static parameters to its call sites."""
+        nxt = self._next_method.get(ctx.api, fullname)
+        returned = nxt(ctx) if nxt is not None else ctx.default_return_type
+        if not ctx.arg_types or not ctx.arg_types[0]:
+            return returned
+        options = _plain_jit.options_of(ctx.context, through_partial=_JIT_APPLIED_BY_METHOD[fullname])
+        return _plain_jit.mark(ctx.api, returned, ctx.arg_types[0][0], options) or returned
 
     # --- type checking: transforms applied to functions --------------------------------------------------------
 
@@ -282,11 +309,18 @@ class JaxstaticPlugin(Plugin):
         if fullname == JAX_JIT_DECORATOR:
             if isinstance(ctx.context, Decorator):
                 _argnames.check_jax_jit_decorator(ctx.api, ctx.context)
+            options = _plain_jit.options_of(ctx.context, through_partial=False)
         elif not ctx.arg_types or not ctx.arg_types[0]:
             named = _decorators.named_decorator(ctx.default_return_type, JAX_JIT_DECORATOR)
             if named is not None:
                 return named
-        return self._next_function_result(fullname, ctx)
+            options = None
+        else:  # ``jax.jit(f, static_argnames=...)``; a bare ``@jax.jit`` has no options
+            options = ctx.context if isinstance(ctx.context, CallExpr) else None
+        returned = self._next_function_result(fullname, ctx)
+        if options is None or not ctx.arg_types or not ctx.arg_types[0]:
+            return returned
+        return _plain_jit.mark(ctx.api, returned, ctx.arg_types[0][0], options) or returned
 
     def _next_function_result(self, fullname: str, ctx: FunctionContext) -> Type:
         nxt = self._next_function.get(ctx.api, fullname)

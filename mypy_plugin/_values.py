@@ -23,10 +23,11 @@ from ._hashability import judge
 _MAX_DEPTH: Final = 16
 
 
-def judge_value(api: TypeChecker, expr: Expression, deps: set[str], depth: int = 0) -> str | None:
-    """Why the value of ``expr`` cannot be static, or ``None``."""
-    if depth > _MAX_DEPTH:
-        return _judge_expression(api, expr, deps)
+def judge_value(api: TypeChecker, expr: Expression, deps: set[str], depth: int = 0, *, freeze: bool = True) -> str | None:
+    """Why the value of ``expr`` cannot be static, or ``None``. ``freeze=False``: why it does not hash as it is
+    (plain ``jax.jit``): a dict, list or set literal is judged whole, a tuple's items one by one."""
+    if depth > _MAX_DEPTH or (not freeze and not isinstance(expr, TupleExpr)):
+        return _judge_expression(api, expr, deps, freeze)
     if isinstance(expr, DictExpr):
         for key, value in expr.items:
             parts = [value] if key is None else [key, value]  # ``{**other}``: judge ``other`` whole
@@ -38,16 +39,16 @@ def judge_value(api: TypeChecker, expr: Expression, deps: set[str], depth: int =
     if isinstance(expr, (ListExpr, TupleExpr, SetExpr)):
         for item in expr.items:
             inner = item.expr if isinstance(item, StarExpr) else item
-            reason = judge_value(api, inner, deps, depth + 1)
+            reason = judge_value(api, inner, deps, depth + 1, freeze=freeze)
             if reason is not None:
                 return reason
         return None
-    return _judge_expression(api, expr, deps)
+    return _judge_expression(api, expr, deps, freeze)
 
 
-def _judge_expression(api: TypeChecker, expr: Expression, deps: set[str]) -> str | None:
+def _judge_expression(api: TypeChecker, expr: Expression, deps: set[str], freeze: bool = True) -> str | None:
     t = expression_type(api, expr, None)
-    return judge(t, freeze=True, deps=deps) if t is not None else None
+    return judge(t, freeze=freeze, deps=deps) if t is not None else None
 
 
 def expression_type(api: TypeChecker, expr: Expression, context: Type | None) -> Type | None:

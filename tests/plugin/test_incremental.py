@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from jaxstatic_mypy._compat import EXTRA_ATTRS_CACHED
 
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -230,3 +231,53 @@ def test_dmypy_follows_dataclass_options_in_another_module(tmp_path: Path) -> No
         assert seen == expected
     finally:
         subprocess.run([*dmypy, "stop"], cwd=tmp_path, env=_env(), capture_output=True, timeout=60)
+
+
+_JIT_LIB = """\
+from functools import partial
+from typing import Any
+
+import jax
+
+
+def f(x: jax.Array, cfg: Any) -> jax.Array:
+    return x
+
+
+step = jax.jit(f, static_argnames="cfg")
+
+
+@partial(jax.jit, static_argnums=1)
+def g(x: jax.Array, n: object) -> jax.Array:
+    return x
+"""
+
+_JIT_USE = """\
+import jax
+import jax.numpy as jnp
+from lib import f, g, step
+
+step(jnp.zeros(1), {"a": 1})
+g(jnp.zeros(1), [1])
+local = jax.jit(f, static_argnames="cfg")
+local(jnp.zeros(1), {"a": 1})
+"""
+
+
+def test_plain_jax_jit_call_sites_agree_cold_and_cached(tmp_path: Path) -> None:
+    # The static parameters travel in the type jax.jit returns, which mypy caches from 1.18 on; before, only calls
+    # in the module that applied jax.jit are checked, on every run alike.
+    _write(tmp_path, skip_jax=False)
+    (tmp_path / "lib.py").write_text(_JIT_LIB)
+    (tmp_path / "use.py").write_text(_JIT_USE)
+    cold = _mypy(tmp_path, "use.py", "lib.py")
+    lines = [line.split(":")[1] for line in cold]
+    assert lines == (["5", "6", "8"] if EXTRA_ATTRS_CACHED else ["8"])
+    assert cold[-1] == (
+        'use.py:8: error: Argument "cfg" to "local" is static under jax.jit and must be hashable: "dict" sets '
+        "__hash__ to None; pass a hashable value (tuple, frozenset, frozen dataclass), or mark the parameter "
+        "jaxstatic.Static and compile with jaxstatic.jit  [jaxstatic-unhashable]"
+    )
+    (tmp_path / "use.py").write_text(_JIT_USE + "\n# edited\n")
+    assert _mypy(tmp_path, "use.py", "lib.py") == cold
+    assert _mypy(tmp_path, "use.py", "lib.py") == cold

@@ -1,0 +1,140 @@
+"""Call sites of functions compiled by plain ``jax.jit(static_argnames=...)``: the values must hash as they are.
+
+JAX freezes nothing: a static argument is hashed as given, so ``step(x, {"lr": 0.1})`` fails at run time with
+"Non-hashable static arguments are not supported" even when ``cfg`` is declared ``Any`` (the declared type, checked
+where ``jax.jit`` is applied, cannot tell). The parameters ``jax.jit`` makes static are known only where it is
+applied, so the plugin writes them into the type ``jax.jit`` returns (``mark``): two entries of the instance's
+``extra_attrs``, as mypy's own ``functools.partial`` support keeps the bound signature, so the mark follows the
+value into variables and across modules. A call of a marked value (``check``) judges each static argument's value,
+tuple literals item by item, by plain ``hash()``.
+
+Before mypy 1.18 the cache drops the mark (``_compat.EXTRA_ATTRS_CACHED``), so a module that uses a jitted function
+from a cached module would be checked on a cold run and not on the next: there, only calls in the module that
+applied ``jax.jit`` are checked, so that every run gives the same errors.
+
+Spellings marked: ``jax.jit(f, static_argnames=...)``, ``jax.jit(static_argnames=...)(f)`` and
+``functools.partial(jax.jit, static_argnames=...)(f)``, as calls or as decorators. A method reached through an
+instance (``model.step``) is bound by ``__get__``, which makes a new type without the mark: not checked.
+"""
+
+from __future__ import annotations
+
+from mypy.checker import TypeChecker
+from mypy.erasetype import erase_typevars
+from mypy.nodes import ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Decorator, Expression, MemberExpr
+from mypy.plugin import CheckerPluginInterface
+from mypy.subtypes import is_subtype
+from mypy.types import CallableType, Instance, LiteralType, TupleType, Type, get_proper_type
+
+from . import _deps, _messages
+from ._argnames import refers_to, resolve_quietly
+from ._calls import as_callable, callee_name, map_arguments
+from ._chain import report
+from ._compat import EXTRA_ATTRS_CACHED
+from ._errorcodes import UNHASHABLE
+from ._fullnames import (
+    FUNCTOOLS_PARTIAL,
+    JAX_JIT,
+    JIT_WRAPPED,
+    PLAIN_STATIC_FUN,
+    PLAIN_STATIC_MODULE,
+    PLAIN_STATIC_NAMES,
+)
+from ._hashability import judge
+from ._markers import is_static
+from ._values import checked_type, judge_value
+
+__all__ = ["check", "mark", "options_of"]
+
+
+def mark(api: CheckerPluginInterface, returned: Type, fun_type: Type, options: CallExpr | None) -> Type | None:
+    """``returned`` (a jitted function's type) carrying the static parameters ``options`` names, or ``None`` when
+    there is nothing to carry."""
+    ret = get_proper_type(returned)
+    fun = as_callable(fun_type)
+    if (options is None or fun is None or fun.is_ellipsis_args or not isinstance(ret, Instance)
+            or ret.type.fullname not in JIT_WRAPPED or not isinstance(api, TypeChecker)):
+        return None
+    names = sorted({str(fun.arg_names[i]) for i in resolve_quietly(api, fun, options) if fun.arg_names[i]})
+    if not names:
+        return None
+    str_type = api.named_generic_type("builtins.str", [])
+    held = TupleType([LiteralType(n, str_type) for n in names], api.named_generic_type("builtins.tuple", [str_type]))
+    marked = ret.copy_with_extra_attr(PLAIN_STATIC_NAMES, held).copy_with_extra_attr(PLAIN_STATIC_FUN, fun)
+    return marked.copy_with_extra_attr(PLAIN_STATIC_MODULE, LiteralType(api.tree.fullname, str_type))
+
+
+def check(api: CheckerPluginInterface, receiver: Type, call: CallExpr, *, static_checked: bool) -> None:
+    """A call of a value ``mark`` marked: each argument bound to a static parameter must hash as it is.
+
+    ``static_checked``: the call's signature (the stubs') has ``Static[...]`` parameters, whose values the call-site
+    check judges by jaxstatic's rule; for those only what that rule accepts and ``hash()`` does not is said here.
+    """
+    p = get_proper_type(receiver)
+    attrs = p.extra_attrs.attrs if isinstance(p, Instance) and p.extra_attrs else None
+    if attrs is None or PLAIN_STATIC_NAMES not in attrs or not isinstance(api, TypeChecker):
+        return
+    if not EXTRA_ATTRS_CACHED and _module_of(attrs) != api.tree.fullname:
+        return  # a cached run would not see the mark: say nothing on this run either
+    if _through_instance(api, call):
+        return  # ``model.step(...)``: jax binds ``model`` first, which the stored signature does not show
+    fun, held = get_proper_type(attrs.get(PLAIN_STATIC_FUN)), get_proper_type(attrs[PLAIN_STATIC_NAMES])
+    if not isinstance(fun, CallableType) or not isinstance(held, TupleType):
+        return
+    names = {n.value for n in map(get_proper_type, held.items) if isinstance(n, LiteralType)}
+    formal_to_actual = map_arguments(fun, call.arg_kinds, call.arg_names)
+    for formal, actuals in enumerate(formal_to_actual or []):
+        declared = fun.arg_types[formal]
+        if fun.arg_names[formal] not in names or judge(declared, freeze=False) is not None:
+            continue  # not static, or its declared type was reported where jax.jit was applied
+        for actual in actuals:
+            if call.arg_kinds[actual] in (ARG_STAR, ARG_STAR2):
+                continue  # ``f(*xs)``: which value lands where is unknown
+            arg = call.args[actual]
+            if static_checked and is_static(declared) and judge_value(api, arg, set()) is not None:
+                continue  # said by the call-site check
+            _check_value(api, str(fun.arg_names[formal]), arg, declared, call, fun)
+
+
+def _check_value(api: TypeChecker, name: str, arg: Expression, declared: Type, call: CallExpr,
+                 fun: CallableType) -> None:
+    in_context, mypy_reports = checked_type(api, arg, declared)
+    if in_context is None or mypy_reports or not is_subtype(in_context, erase_typevars(declared)):
+        return  # a value of the wrong type: mypy's error (with the stubs) or a type mypy cannot see; one is enough
+    deps: set[str] = set()
+    reason = judge_value(api, arg, deps, freeze=False)
+    _deps.record(api, deps)
+    if reason is not None:
+        report(api, _messages.not_hashable_value(name, callee_name(call, fun), reason), arg, UNHASHABLE)
+
+
+def _module_of(attrs: dict[str, Type]) -> object:
+    where = get_proper_type(attrs.get(PLAIN_STATIC_MODULE))
+    return where.value if isinstance(where, LiteralType) else None
+
+
+def _through_instance(api: TypeChecker, call: CallExpr) -> bool:
+    """``obj.method(...)`` where ``method`` is a decorated function of ``obj``'s class."""
+    callee = call.callee
+    if not isinstance(callee, MemberExpr):
+        return False
+    owner = get_proper_type(api.lookup_type_or_none(callee.expr))
+    sym = owner.type.get(callee.name) if isinstance(owner, Instance) else None
+    return sym is not None and isinstance(sym.node, Decorator)
+
+
+def options_of(context: object, *, through_partial: bool) -> CallExpr | None:
+    """The call holding ``jax.jit``'s options when a function is being jitted in ``context``: the decorator
+    ``@jax.jit(...)``/``@partial(jax.jit, ...)``, or the callee of ``jax.jit(...)(f)``/``partial(jax.jit, ...)(f)``."""
+    if isinstance(context, Decorator):
+        candidates = [d for d in context.decorators if isinstance(d, CallExpr)]
+    elif isinstance(context, CallExpr) and isinstance(context.callee, CallExpr):
+        candidates = [context.callee]
+    else:
+        return None
+    for d in candidates:
+        if through_partial and refers_to(d, {FUNCTOOLS_PARTIAL}) and d.args and refers_to(d.args[0], JAX_JIT):
+            return d
+        if not through_partial and refers_to(d, JAX_JIT) and ARG_POS not in d.arg_kinds:
+            return d
+    return None
