@@ -91,7 +91,19 @@ def case_int() -> dict[str, Callable[[], Any]]:
 
     j, s, e, d = jax.jit(f, static_argnames=("n",)), js.jit(f), eqx.filter_jit(f), jdc_jit(f, "n")
     return {"jax.jit": lambda: j(x, y, 3), "jaxstatic.jit": lambda: s(x, y, 3), "eqx.filter_jit": lambda: e(x, y, 3),
-            "jdc.jit": lambda: d(x, y, 3)}
+            "jdc.jit": lambda: d(x, y, 3), "floor": floor(j)}
+
+
+def floor(program: Callable[..., Any]) -> Callable[[], Any]:
+    """A call of an object whose Python-level ``__call__`` does nothing but call ``program``: what any wrapper
+    object with a ``__call__`` of its own costs at least (Python calls it through ``tp_call``, not vectorcall)."""
+
+    class Forward:
+        def __call__(self, x: jax.Array, y: jax.Array, n: int) -> Any:
+            return program(x, y, n)
+
+    forward = Forward()
+    return lambda: forward(x, y, 3)
 
 
 def case_four_statics() -> dict[str, Callable[[], Any]]:
@@ -381,6 +393,7 @@ def main() -> None:
     width = 29 if args.ranges else 7
     columns = ["js/jax", "eqx/jax", "jdc/jax"] + (["base/jax"] if baseline else [])
     print(f"{'case':30} {'jax.jit':>8} {'jaxstatic':>9} " + " ".join(f"{c:>{width}}" for c in columns))
+    floors: list[tuple[str, str]] = []
     for name, make in cases.items():
         if args.only and args.only not in name:
             continue
@@ -395,9 +408,13 @@ def main() -> None:
         if baseline is not None:
             ratios.append(ratio_text(samples, "baseline", args.ranges))
         print(f"{name:30} {m['jax.jit']:8.2f} {m['jaxstatic.jit']:9.2f} " + " ".join(f"{r:>{width}}" for r in ratios))
+        if "floor" in samples:
+            floors.append((name, ratio_text(samples, "floor", args.ranges)))
         records.append({"case": name, "median_us": {k: round(v, 3) for k, v in m.items()}, "ratio_to_jax_jit": {
-            c: ratio_record(samples, c) for c in ("jaxstatic.jit", "eqx.filter_jit", "jdc.jit", "baseline")
+            c: ratio_record(samples, c) for c in ("jaxstatic.jit", "eqx.filter_jit", "jdc.jit", "baseline", "floor")
             if c in samples}})
+    for name, text in floors:
+        print(f"floor, {name}: a class whose __call__ only calls the same jax.jit: {text.strip()}")
     if args.only:
         if args.json:
             write_json(args.json, args, load_before, records, {})
