@@ -21,7 +21,16 @@ from __future__ import annotations
 
 from mypy.checker import TypeChecker
 from mypy.erasetype import erase_typevars
-from mypy.nodes import ARG_POS, ARG_STAR, ARG_STAR2, CallExpr, Decorator, Expression, MemberExpr
+from mypy.nodes import (
+    ARG_POS,
+    ARG_STAR,
+    ARG_STAR2,
+    CallExpr,
+    Decorator,
+    Expression,
+    MemberExpr,
+    Var,
+)
 from mypy.plugin import CheckerPluginInterface
 from mypy.subtypes import is_subtype
 from mypy.types import CallableType, Instance, LiteralType, TupleType, Type, get_proper_type
@@ -114,13 +123,16 @@ def _module_of(attrs: dict[str, Type]) -> object:
 
 
 def _through_instance(api: TypeChecker, call: CallExpr) -> bool:
-    """``obj.method(...)`` where ``method`` is a decorated function of ``obj``'s class."""
+    """``obj.method(...)`` where ``method`` is set in the body of ``obj``'s class (decorated, or assigned there):
+    jax's jitted function binds ``obj`` as a method does. An attribute set on the instance (``self.step = ...``
+    in ``__init__``) is not bound."""
     callee = call.callee
     if not isinstance(callee, MemberExpr):
         return False
     owner = get_proper_type(api.lookup_type_or_none(callee.expr))
     sym = owner.type.get(callee.name) if isinstance(owner, Instance) else None
-    return sym is not None and isinstance(sym.node, Decorator)
+    node = sym.node if sym is not None else None
+    return isinstance(node, Decorator) or (isinstance(node, Var) and node.is_initialized_in_class)
 
 
 def options_of(context: object, *, through_partial: bool) -> CallExpr | None:
