@@ -13,11 +13,14 @@ from a cached module would be checked on a cold run and not on the next: there, 
 applied ``jax.jit`` are checked, so that every run gives the same errors.
 
 Spellings marked: ``jax.jit(f, static_argnames=...)``, ``jax.jit(static_argnames=...)(f)`` and
-``functools.partial(jax.jit, static_argnames=...)(f)``, as calls or as decorators. A method reached through an
-instance (``model.step``) is bound by ``__get__``, which makes a new type without the mark: not checked.
+``functools.partial(jax.jit, static_argnames=...)(f)``, as calls or as decorators. A method called through an
+instance gets the instance first, as at run time; with the stubs, their ``__get__`` makes a new type without the
+mark, so such calls are not checked there.
 """
 
 from __future__ import annotations
+
+from typing import Final
 
 from mypy.checker import TypeChecker
 from mypy.erasetype import erase_typevars
@@ -85,21 +88,27 @@ def check(api: CheckerPluginInterface, receiver: Type, call: CallExpr, *, static
         return
     if not EXTRA_ATTRS_CACHED and _module_of(attrs) != api.tree.fullname:
         return  # a cached run would not see the mark: say nothing on this run either
-    if _through_instance(api, call):
-        return  # ``model.step(...)``: jax binds ``model`` first, which the stored signature does not show
+    bound = _bound_to(api, call)
+    if bound is _UNKNOWN:
+        return
     fun, held = get_proper_type(attrs.get(PLAIN_STATIC_FUN)), get_proper_type(attrs[PLAIN_STATIC_NAMES])
     if not isinstance(fun, CallableType) or not isinstance(held, TupleType):
         return
     names = {n.value for n in map(get_proper_type, held.items) if isinstance(n, LiteralType)}
-    formal_to_actual = map_arguments(fun, call.arg_kinds, call.arg_names)
-    for formal, actuals in enumerate(formal_to_actual or []):
+    args, kinds, arg_names = call.args, call.arg_kinds, call.arg_names
+    if isinstance(bound, Expression):  # ``model.step(x, cfg)``: jax passes ``model`` first, as a method gets it
+        args, kinds, arg_names = [bound, *args], [ARG_POS, *kinds], [None, *arg_names]
+    formal_to_actual = map_arguments(fun, kinds, arg_names) or []
+    if sum(map(len, formal_to_actual)) != len(args):
+        return  # arguments the function does not take: it fails at run time whatever their values
+    for formal, actuals in enumerate(formal_to_actual):
         declared = fun.arg_types[formal]
         if fun.arg_names[formal] not in names or judge(declared, freeze=False) is not None:
             continue  # not static, or its declared type was reported where jax.jit was applied
         for actual in actuals:
-            if call.arg_kinds[actual] in (ARG_STAR, ARG_STAR2):
+            if kinds[actual] in (ARG_STAR, ARG_STAR2):
                 continue  # ``f(*xs)``: which value lands where is unknown
-            arg = call.args[actual]
+            arg = args[actual]
             if static_checked and is_static(declared) and judge_value(api, arg, set()) is not None:
                 continue  # said by the call-site check
             _check_value(api, str(fun.arg_names[formal]), arg, declared, call, fun)
@@ -122,17 +131,25 @@ def _module_of(attrs: dict[str, Type]) -> object:
     return where.value if isinstance(where, LiteralType) else None
 
 
-def _through_instance(api: TypeChecker, call: CallExpr) -> bool:
-    """``obj.method(...)`` where ``method`` is set in the body of ``obj``'s class (decorated, or assigned there):
-    jax's jitted function binds ``obj`` as a method does. An attribute set on the instance (``self.step = ...``
-    in ``__init__``) is not bound."""
+_UNKNOWN: Final = object()
+
+
+def _bound_to(api: TypeChecker, call: CallExpr) -> Expression | object | None:
+    """What jax passes before the call's own arguments: ``obj`` in ``obj.step(...)`` when ``step`` is set in the body
+    of ``obj``'s class (decorated, or assigned there), since jax's jitted function binds like a method; ``None``
+    when nothing is (a function, a static method, an attribute set on the instance in ``__init__``); ``_UNKNOWN``
+    for a class method."""
     callee = call.callee
     if not isinstance(callee, MemberExpr):
-        return False
+        return None
     owner = get_proper_type(api.lookup_type_or_none(callee.expr))
     sym = owner.type.get(callee.name) if isinstance(owner, Instance) else None
     node = sym.node if sym is not None else None
-    return isinstance(node, Decorator) or (isinstance(node, Var) and node.is_initialized_in_class)
+    if isinstance(node, Decorator):
+        return _UNKNOWN if node.func.is_class else None if node.func.is_static else callee.expr
+    if isinstance(node, Var) and node.is_initialized_in_class and not node.is_staticmethod:
+        return _UNKNOWN if node.is_classmethod else callee.expr
+    return None
 
 
 def options_of(context: object, *, through_partial: bool) -> CallExpr | None:
