@@ -1,7 +1,8 @@
 """``static_argnames`` / ``static_argnums`` given to plain ``jax.jit`` and to jaxstatic's transforms.
 
 * Names and positions are read from the option's type, so a bare string, a tuple and a ``Final`` constant
-  (``NAMES: Final = ("config",)``) all count; a value mypy cannot tell (built at run time) is not read.
+  (``NAMES: Final = ("config",)``) all count, and ``js.static_argnames(f)``/``js.static_argnums(f)`` are read
+  from ``f``'s ``Static`` parameters; a value mypy cannot tell (built at run time) is not read.
 * A name or position that matches no parameter fails when the transform is applied (jax raises ``ValueError``
   unless the function takes ``**kwargs``/``*args``; jaxstatic raises ``OptionError`` always, ``*args`` and
   ``**kwargs`` themselves included): ``[jaxstatic-argnames]``.
@@ -47,7 +48,7 @@ from . import _messages
 from ._calls import as_callable, expression_type
 from ._chain import report
 from ._errorcodes import ARGNAMES, UNHASHABLE
-from ._fullnames import FUNCTOOLS_PARTIAL, JAX_JIT, STATIC_ALIAS
+from ._fullnames import FUNCTOOLS_PARTIAL, JAX_JIT, STATIC_ALIAS, STATIC_ARGNAMES, STATIC_ARGNUMS
 from ._hashability import judge
 from ._markers import is_static
 from ._spellings import transform_of
@@ -201,6 +202,9 @@ def resolve_quietly(api: TypeChecker, fun: CallableType, call: CallExpr) -> list
 def _strings(api: TypeChecker, expr: Expression) -> list[str] | None:
     if isinstance(expr, StrExpr):
         return [expr.value]
+    if isinstance(expr, CallExpr) and refers_to(expr, {STATIC_ARGNAMES}):
+        fun = _read_from(api, expr)
+        return None if fun is None else [str(n) for n, t in zip(fun.arg_names, fun.arg_types) if is_static(t)]
     if isinstance(expr, (TupleExpr, ListExpr)) and all(isinstance(i, StrExpr) for i in expr.items):
         return [i.value for i in expr.items if isinstance(i, StrExpr)]
     values = _literals(expression_type(api, expr, None))
@@ -212,11 +216,24 @@ def _ints(api: TypeChecker, expr: Expression) -> list[int] | None:
         return [expr.value]
     if isinstance(expr, UnaryExpr) and expr.op == "-" and isinstance(expr.expr, IntExpr):
         return [-expr.expr.value]
+    if isinstance(expr, CallExpr) and refers_to(expr, {STATIC_ARGNUMS}):
+        fun = _read_from(api, expr)
+        positional = [t for t, k in zip(fun.arg_types, fun.arg_kinds) if k.is_positional() and k != ARG_STAR] if fun else None
+        return None if positional is None else [i for i, t in enumerate(positional) if is_static(t)]
     if isinstance(expr, (TupleExpr, ListExpr)):
         items = [_ints(api, item) for item in expr.items]
         return None if any(i is None for i in items) else [n for i in items for n in i or []]
     values = _literals(expression_type(api, expr, None))
     return [v for v in values if isinstance(v, int) and not isinstance(v, bool)] if values else None
+
+
+def _read_from(api: TypeChecker, call: CallExpr) -> CallableType | None:
+    """The signature ``js.static_argnames(f)``/``js.static_argnums(f)`` reads its answer from: ``f``'s."""
+    if len(call.args) != 1 or call.arg_kinds[0] != ARG_POS:
+        return None
+    fun_type = expression_type(api, call.args[0], None)
+    fun = as_callable(fun_type) if fun_type is not None else None
+    return fun if fun is not None and not fun.is_ellipsis_args else None
 
 
 def _literals(t: Type | None, depth: int = 0) -> list[object] | None:

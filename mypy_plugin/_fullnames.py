@@ -9,6 +9,10 @@ STATIC_ALIAS: Final = "jaxstatic._annotations.Static"
 NODIFF_ALIAS: Final = "jaxstatic._annotations.NoDiff"
 """``NoDiff[T]``: a dynamic parameter that is never differentiated (not static, so no hashability rule)."""
 MARKER_ALIASES: Final = frozenset({STATIC_ALIAS, NODIFF_ALIAS})
+STATIC_ARGNAMES: Final = "jaxstatic._annotations.static_argnames"
+STATIC_ARGNUMS: Final = "jaxstatic._annotations.static_argnums"
+"""``js.static_argnames(f)``/``js.static_argnums(f)``: ``f``'s Static parameters, for a plain JAX transform's
+options; the plugin reads them from ``f``'s type."""
 """Aliases whose mark a transform reads from the signature it receives."""
 MARKER_OBJECTS: Final = {
     "jaxstatic._annotations.STATIC": STATIC_ALIAS,

@@ -21,7 +21,7 @@ RUNTIME_NAMES = sorted(
     | names.HASH_BY_FIELDS
     | names.DATACLASS_DECORATORS
     | {names.PYTREE_DATACLASS, names.PYTREE_FIELD}
-    | {names.FUNCTOOLS_PARTIAL}
+    | {names.FUNCTOOLS_PARTIAL, names.STATIC_ARGNAMES, names.STATIC_ARGNUMS}
     | set(names.TRANSFORM_WRAPPERS)
 )
 
