@@ -3,9 +3,9 @@
 JAX freezes nothing: a static argument is hashed as given, so ``step(x, {"lr": 0.1})`` fails at run time with
 "Non-hashable static arguments are not supported" even when ``cfg`` is declared ``Any`` (the declared type, checked
 where ``jax.jit`` is applied, cannot tell). The parameters ``jax.jit`` makes static are known only where it is
-applied, so the plugin writes them into the type ``jax.jit`` returns (``mark``): two entries of the instance's
-``extra_attrs``, as mypy's own ``functools.partial`` support keeps the bound signature, so the mark follows the
-value into variables and across modules. A call of a marked value (``check``) judges each static argument's value,
+applied, so the plugin writes them into the type ``jax.jit`` returns (``mark``): entries of the instance's
+``extra_attrs`` (the names, the function, the module), as mypy's own ``functools.partial`` support keeps the bound
+signature, so the mark follows the value into variables and across modules. A call of a marked value (``check``) judges each static argument's value,
 tuple literals item by item, by plain ``hash()``.
 
 Before mypy 1.18 the cache drops the mark (``_compat.EXTRA_ATTRS_CACHED``), so a module that uses a jitted function
