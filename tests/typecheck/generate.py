@@ -79,10 +79,8 @@ HASHABLE_REASONS: dict[str, str | None] = {
     "slice": None,
 }
 """Why the plugin rejects each non-hashable declared type for plain ``jax.jit`` (``None``: it stays silent), and
-each such value passed where plain ``jax.jit`` makes an ``Any`` parameter static."""
-
-PLAIN_LITERAL_REASONS: dict[str, str] = {}
-"""Where the value written as a literal is rejected by ``hash()`` for another reason than its declared type."""
+each such value passed where plain ``jax.jit`` makes an ``Any`` parameter static (as a variable of the declared
+type and as a literal: ``hash()`` finds the same first offending part in both)."""
 
 _CALL = (
     'Argument "option" to "{callee}" cannot be static: {reason}; '
@@ -125,7 +123,7 @@ takes_static(jnp.zeros(3), {{{{ value }}}}){{% if literal_error %}}  # E: {{{{ l
 jit(takes_static)(jnp.zeros(3), value){{% if jit_error %}}  # E: {{{{ jit_error }}}}{{% endif %}}
 jax.jit(takes_hashable, static_argnames="option"){{% if hashable_error %}}  # E: {{{{ hashable_error }}}}{{% endif %}}
 plain(jnp.zeros(3), value){{% if plain_error %}}  # E: {{{{ plain_error }}}}{{% endif %}}
-plain(jnp.zeros(3), {{{{ value }}}}){{% if plain_literal_error %}}  # E: {{{{ plain_literal_error }}}}{{% endif %}}
+plain(jnp.zeros(3), {{{{ value }}}}){{% if plain_error %}}  # E: {{{{ plain_error }}}}{{% endif %}}
 """
 
 
@@ -146,7 +144,6 @@ def _expected(table: dict[str, str | None], case_id: str, ok: bool, rule: str) -
 def _row(case_id: str, value: str, type_: str, static: bool, hashable: bool) -> dict[str, str]:
     static_reason = _expected(STATIC_REASONS, case_id, static, "static")
     hash_reason = _expected(HASHABLE_REASONS, case_id, hashable, "hashable")
-    plain_literal = PLAIN_LITERAL_REASONS.get(case_id, hash_reason)
 
     def call(callee: str, reason: str | None = static_reason) -> str:
         return _CALL.format(callee=callee, reason=reason) if reason else ""
@@ -160,7 +157,6 @@ def _row(case_id: str, value: str, type_: str, static: bool, hashable: bool) -> 
         "jit_error": call("takes_static"),
         "hashable_error": _JAX.format(reason=hash_reason) if hash_reason else "",
         "plain_error": _PLAIN.format(reason=hash_reason) if hash_reason else "",
-        "plain_literal_error": _PLAIN.format(reason=plain_literal) if plain_literal else "",
     }
 
 
