@@ -79,13 +79,27 @@ def check_jax_jit_decorator(api: CheckerPluginInterface, dec: Decorator) -> None
     original = dec.func.type
     if not isinstance(original, CallableType) or not isinstance(api, TypeChecker):
         return
-    for d in dec.decorators:
-        if not isinstance(d, CallExpr):
-            continue
-        partial_of_jit = refers_to(d, {FUNCTOOLS_PARTIAL}) and d.args and refers_to(d.args[0], JAX_JIT)
-        jit_options = refers_to(d, JAX_JIT) and ARG_POS not in d.arg_kinds
-        if partial_of_jit or jit_options:
-            _check_jax(api, original, d)
+    for through_partial in (True, False):
+        options = options_of(dec, through_partial=through_partial)
+        if options is not None:
+            _check_jax(api, original, options)
+
+
+def options_of(context: object, *, through_partial: bool) -> CallExpr | None:
+    """The call holding ``jax.jit``'s options when a function is being jitted in ``context``: the decorator
+    ``@jax.jit(...)``/``@partial(jax.jit, ...)``, or the callee of ``jax.jit(...)(f)``/``partial(jax.jit, ...)(f)``."""
+    if isinstance(context, Decorator):
+        candidates = [d for d in context.decorators if isinstance(d, CallExpr)]
+    elif isinstance(context, CallExpr) and isinstance(context.callee, CallExpr):
+        candidates = [context.callee]
+    else:
+        return None
+    for d in candidates:
+        if through_partial and refers_to(d, {FUNCTOOLS_PARTIAL}) and d.args and refers_to(d.args[0], JAX_JIT):
+            return d
+        if not through_partial and refers_to(d, JAX_JIT) and ARG_POS not in d.arg_kinds:
+            return d
+    return None
 
 
 def _check_jax(

@@ -59,6 +59,7 @@ __all__ = [
     "expression_type",
     "has_static",
     "map_arguments",
+    "value_reason",
 ]
 
 
@@ -174,12 +175,7 @@ def _check_argument(
     owner = _constructed_pytree(sig, call)
     if owner is not None and converted_field(owner, str(sig.arg_names[formal])):
         return  # ``field(converter=...)``: the value stored is the converter's result, not this argument
-    in_context, mypy_reports = checked_type(api, arg, declared)
-    if in_context is None or mypy_reports or not is_subtype(in_context, erase_typevars(declared)):
-        return  # mypy reports the wrong type itself; one error is enough
-    deps: set[str] = set()
-    reason = judge_value(api, arg, deps)
-    _deps.record(api, deps)
+    reason = value_reason(api, arg, declared)
     if reason is None:
         return
     name = sig.arg_names[formal]
@@ -190,6 +186,19 @@ def _check_argument(
     else:
         message = _messages.cannot_be_static(str(shown), callee_name(call, sig), reason)
     report(api, message, arg, UNHASHABLE)
+
+
+def value_reason(api: TypeChecker, arg: Expression, declared: Type, *, freeze: bool = True) -> str | None:
+    """Why the value ``arg`` gives a parameter declared ``declared`` cannot be static (``freeze=False``: does not
+    hash as it is), or ``None``; ``None`` too for a value of the wrong type, which mypy reports itself (one error is
+    enough) or cannot see."""
+    in_context, mypy_reports = checked_type(api, arg, declared)
+    if in_context is None or mypy_reports or not is_subtype(in_context, erase_typevars(declared)):
+        return None
+    deps: set[str] = set()
+    reason = judge_value(api, arg, deps, freeze=freeze)
+    _deps.record(api, deps)
+    return reason
 
 
 def _constructed_pytree(sig: CallableType, call: CallExpr) -> TypeInfo | None:

@@ -230,7 +230,7 @@ class JaxstaticPlugin(Plugin):
         returned = nxt(ctx) if nxt is not None else ctx.default_return_type
         if not ctx.arg_types or not ctx.arg_types[0]:
             return returned
-        options = _plain_jit.options_of(ctx.context, through_partial=_JIT_APPLIED_BY_METHOD[fullname])
+        options = _argnames.options_of(ctx.context, through_partial=_JIT_APPLIED_BY_METHOD[fullname])
         return _plain_jit.mark(ctx.api, returned, ctx.arg_types[0][0], options) or returned
 
     # --- type checking: transforms applied to functions --------------------------------------------------------
@@ -309,7 +309,7 @@ class JaxstaticPlugin(Plugin):
         if fullname == JAX_JIT_DECORATOR:
             if isinstance(ctx.context, Decorator):
                 _argnames.check_jax_jit_decorator(ctx.api, ctx.context)
-            options = _plain_jit.options_of(ctx.context, through_partial=False)
+            options = _argnames.options_of(ctx.context, through_partial=False)
         elif not ctx.arg_types or not ctx.arg_types[0]:
             named = _decorators.named_decorator(ctx.default_return_type, JAX_JIT_DECORATOR)
             if named is not None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import Final
 
 from mypy.checker import TypeChecker
-from mypy.erasetype import erase_typevars
 from mypy.nodes import (
     ARG_POS,
     ARG_STAR,
@@ -35,18 +34,15 @@ from mypy.nodes import (
     Var,
 )
 from mypy.plugin import CheckerPluginInterface
-from mypy.subtypes import is_subtype
 from mypy.types import CallableType, Instance, LiteralType, TupleType, Type, get_proper_type
 
-from . import _deps, _messages
-from ._argnames import refers_to, resolve_quietly
-from ._calls import as_callable, callee_name, map_arguments
+from . import _messages
+from ._argnames import resolve_quietly
+from ._calls import as_callable, callee_name, map_arguments, value_reason
 from ._chain import report
 from ._compat import EXTRA_ATTRS_CACHED
 from ._errorcodes import UNHASHABLE
 from ._fullnames import (
-    FUNCTOOLS_PARTIAL,
-    JAX_JIT,
     JIT_WRAPPED,
     PLAIN_STATIC_FUN,
     PLAIN_STATIC_MODULE,
@@ -54,9 +50,9 @@ from ._fullnames import (
 )
 from ._hashability import judge
 from ._markers import is_static
-from ._values import checked_type, judge_value
+from ._values import judge_value
 
-__all__ = ["check", "mark", "options_of"]
+__all__ = ["check", "mark"]
 
 
 def mark(api: CheckerPluginInterface, returned: Type, fun_type: Type, options: CallExpr | None) -> Type | None:
@@ -111,19 +107,10 @@ def check(api: CheckerPluginInterface, receiver: Type, call: CallExpr, *, static
             arg = args[actual]
             if static_checked and is_static(declared) and judge_value(api, arg, set()) is not None:
                 continue  # said by the call-site check
-            _check_value(api, str(fun.arg_names[formal]), arg, declared, call, fun)
-
-
-def _check_value(api: TypeChecker, name: str, arg: Expression, declared: Type, call: CallExpr,
-                 fun: CallableType) -> None:
-    in_context, mypy_reports = checked_type(api, arg, declared)
-    if in_context is None or mypy_reports or not is_subtype(in_context, erase_typevars(declared)):
-        return  # a value of the wrong type: mypy's error (with the stubs) or a type mypy cannot see; one is enough
-    deps: set[str] = set()
-    reason = judge_value(api, arg, deps, freeze=False)
-    _deps.record(api, deps)
-    if reason is not None:
-        report(api, _messages.not_hashable_value(name, callee_name(call, fun), reason), arg, UNHASHABLE)
+            reason = value_reason(api, arg, declared, freeze=False)
+            if reason is not None:
+                message = _messages.not_hashable_value(str(fun.arg_names[formal]), callee_name(call, fun), reason)
+                report(api, message, arg, UNHASHABLE)
 
 
 def _module_of(attrs: dict[str, Type]) -> object:
@@ -149,21 +136,4 @@ def _bound_to(api: TypeChecker, call: CallExpr) -> Expression | object | None:
         return _UNKNOWN if node.func.is_class else None if node.func.is_static else callee.expr
     if isinstance(node, Var) and node.is_initialized_in_class and not node.is_staticmethod:
         return _UNKNOWN if node.is_classmethod else callee.expr
-    return None
-
-
-def options_of(context: object, *, through_partial: bool) -> CallExpr | None:
-    """The call holding ``jax.jit``'s options when a function is being jitted in ``context``: the decorator
-    ``@jax.jit(...)``/``@partial(jax.jit, ...)``, or the callee of ``jax.jit(...)(f)``/``partial(jax.jit, ...)(f)``."""
-    if isinstance(context, Decorator):
-        candidates = [d for d in context.decorators if isinstance(d, CallExpr)]
-    elif isinstance(context, CallExpr) and isinstance(context.callee, CallExpr):
-        candidates = [context.callee]
-    else:
-        return None
-    for d in candidates:
-        if through_partial and refers_to(d, {FUNCTOOLS_PARTIAL}) and d.args and refers_to(d.args[0], JAX_JIT):
-            return d
-        if not through_partial and refers_to(d, JAX_JIT) and ARG_POS not in d.arg_kinds:
-            return d
     return None
