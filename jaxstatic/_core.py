@@ -23,6 +23,7 @@ import contextlib
 import functools
 import inspect
 import threading
+import types
 from collections.abc import Callable
 from typing import Any, ClassVar, Concatenate, Generic, TypeVar, overload
 
@@ -197,7 +198,7 @@ class StaticFunction(Generic[_P, _R]):
             if self._takes_lane() and self._stats.maxsize == _options.JAX_JIT_CACHE_SIZE and _lane.eligible(
                     self._layout()):
                 self._lane = _lane.Lane(self, self._lane_program, _general_call)
-                self._specialize(self._lane.entry)
+                self._specialize(self._lane.call)
                 self._stats.currsize = self._lane.currsize
 
     def _new_dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dispatch:
@@ -219,7 +220,8 @@ class StaticFunction(Generic[_P, _R]):
         ``_general_call``.
         """
         cls = self._unspecialized()
-        entry.__doc__ = StaticFunction.__call__.__doc__
+        if isinstance(entry, types.FunctionType):  # not the lane's hit in C (_lanecall), which has a doc of its own
+            entry.__doc__ = StaticFunction.__call__.__doc__
         self.__class__ = type(cls.__name__, (cls,), {"__call__": entry, "__module__": cls.__module__,
                                                      "__qualname__": cls.__qualname__, "_specialized": True})
 

@@ -35,12 +35,17 @@ import operator
 import sys
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import jax
 
-from . import _codegen, _compat, _explain, _freeze, _hidden, _typecheck
+from . import _codegen, _compat, _explain, _freeze, _hidden, _traceback, _typecheck
 from ._plan import Layout, Plan
+
+try:  # built from _lanecall.c where a C compiler was found; else the generated __call__ takes every call
+    from . import _lanecall
+except ImportError:  # pragma: no cover (a build without a compiler)
+    _lanecall = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from ._core import StaticFunction
@@ -96,6 +101,38 @@ class Lane:
                      "_js_dynamic_error": functools.partial(owner._failed_dynamic, self.plan),
                      "_js_failed": functools.partial(owner._failed, self.plan)}
         self.entry = _codegen.generate_lane(layout, namespace, owner._function)
+        self.call: Callable[..., Any] = self._in_c(owner, layout) or self.entry  # the class's __call__
+
+    def _in_c(self, owner: StaticFunction[Any, Any], layout: Layout) -> Callable[..., Any] | None:
+        """The lane's hit in C (``_lanecall.c``) where it was built: it takes the calls ``entry`` would hand JAX
+        at once, in the same canonical shape, and hands every other call to ``entry``."""
+        if _lanecall is None:
+            return None
+        params = list(layout.signature.parameters.values())
+        names = self.positional + self.kwonly  # the canonical order: positional parameters, then keyword-only ones
+        # A Static default left out is passed to JAX as itself, as ``entry`` passes it; a dynamic one goes to ``entry``
+        defaults = {p.name: p.default if p.default is not p.empty and p.name in layout.static else _codegen.NO
+                    for p in params}
+        return _lanecall.LaneCall(
+            program=self.program, fallback=types.MethodType(self.entry, owner), failed=self.failed,
+            allowed=_freeze.LANE, kept=self.kept, names=tuple(names), kwonly=tuple(self.kwonly),
+            positional_only=sum(p.kind is p.POSITIONAL_ONLY for p in params),
+            statics=tuple(i for i, n in enumerate(names) if n in layout.static), calls=owner._stats.calls,
+            defaults=tuple(defaults[n] for n in names), missing=_codegen.NO)
+
+    def failed(self, err: BaseException, pos: tuple[Any, ...], kwonly: dict[str, Any]) -> NoReturn:
+        """A call the C hit made raised ``err``: what the generated ``__call__`` raises, from the same handlers."""
+        try:
+            try:
+                raise err
+            except TypeError as type_err:  # a dynamic value JAX cannot trace: named by parameter
+                raise self.owner._failed_dynamic(self.plan, pos, kwonly, type_err)  # noqa: B904 (as the generated code)
+            except BaseException:
+                self.owner._failed(self.plan, pos, kwonly)
+                raise
+        except BaseException as exc:
+            _traceback.hide(exc)
+            raise
 
     def _body(self, layout: Layout) -> Callable[..., Any]:
         """What JAX traces on its misses: the user's function, its trace counted and explained as ``_core``'s body

@@ -12,12 +12,31 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jaxstatic as js
-from jaxstatic import Static, _compat
+from jaxstatic import Static, _compat, _lane
 
 from ._release import held_until_cleared
+
+
+@pytest.fixture(autouse=True, params=["C hit", "generated hit"])
+def hit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: with the lane's hit in C (``_lanecall``, where it was built) and with the generated
+    ``__call__`` alone, as an install without a C compiler runs."""
+    if request.param == "C hit" and _lane._lanecall is None:
+        pytest.skip("jaxstatic._lanecall was not built here")
+    if request.param == "generated hit":
+        monkeypatch.setattr(_lane, "_lanecall", None)
+    return str(request.param)
+
+
+def _on_lane(f: Any) -> bool:
+    """Whether ``f`` calls go to the lane (not switched to the general path)."""
+    call = type(f).__call__
+    call = getattr(getattr(call, "fallback", call), "__func__", call)  # the C hit hands other calls to the generated
+    return "exact-key lane of" in call.__code__.co_filename
 
 
 def _counted() -> tuple[js.JitFunction[Any, Any], list[Any]]:
@@ -104,10 +123,10 @@ def test_module_level_functions_stay_in_the_lane_and_are_keyed_by_identity() -> 
         assert f(x, 2, jnp.cos).tolist() == [2.0]
         assert f(x, n=2, act=jnp.cos).tolist() == [2.0]
     assert f.trace_count == 3 and f.cache_info().hits == 9
-    assert ("exact-key lane of" in type(f).__call__.__code__.co_filename) == _compat.LANE  # no switch (JAX 0.5+)
+    assert _on_lane(f) == _compat.LANE  # no switch (JAX 0.5+)
     lam = lambda v: v + 1  # noqa: E731 (a lambda: never kept)
     assert f(x, 2, lam).tolist() == [2.0]
-    assert "lane" not in type(f).__call__.__code__.co_filename  # switched
+    assert not _on_lane(f)  # switched
     assert f(x, 2, _module_level).tolist() == [0.0]  # the lane's program, reached from the general path
     assert f(x, 0.0, jnp.cos).tolist() == [0.0]
     assert str(f(x, -0.0, jnp.cos).tolist()) == "[-0.0]"
@@ -220,10 +239,10 @@ def test_options_the_lane_cannot_carry_keep_the_general_path() -> None:
         return x * n
 
     assert f(jnp.ones(1), 2).tolist() == [2.0]
-    assert "lane" not in type(f).__call__.__code__.co_filename
+    assert not _on_lane(f)
     g, _ = _counted()
     g(jnp.ones(1), 2)
-    assert ("exact-key lane of" in type(g).__call__.__code__.co_filename) == _compat.LANE  # JAX 0.5+ only
+    assert _on_lane(g) == _compat.LANE  # JAX 0.5+ only
 
 
 def test_lowering_ahead_of_time_then_calling_traces_once() -> None:
@@ -235,3 +254,90 @@ def test_lowering_ahead_of_time_then_calling_traces_once() -> None:
     assert f.trace_count == 1
     with pytest.raises(js.StaticMismatchError, match="compiled ahead of time for other static arguments"):
         compiled(x, 4)
+
+
+def _positional() -> tuple[js.JitFunction[Any, Any], list[Any]]:
+    """A signature the lane's hit in C takes whole: no keyword-only parameters."""
+    seen: list[Any] = []
+
+    @js.jit
+    def g(x: jax.Array, /, n: Static[Any], mode: Static[str] = "train") -> jax.Array:
+        seen.append((n, mode))
+        if n == 13:
+            raise ValueError("unlucky")
+        if mode != "train":
+            return x
+        return n(x) if callable(n) else x * n  # type: ignore[no-any-return]
+
+    return g, seen
+
+
+def test_every_call_shape_of_a_positional_signature_is_one_program_and_counted(hit: str) -> None:
+    g, seen = _positional()
+    x = jnp.ones(1)
+    results = [g(x, 3), g(x, 3, "train"), g(x, n=3), g(x, 3, mode="train"), g(x, mode="train", n=3),
+               g(x, n=3, mode="train")]
+    assert [r.tolist() for r in results] == [[3.0]] * 6
+    assert seen == [(3, "train")]
+    assert g.cache_info() == js.CacheInfo(hits=5, misses=1, maxsize=8192, currsize=1, evictions=0)
+    assert (type(type(g).__call__).__name__ == "LaneCall") == (hit == "C hit" and _compat.LANE)
+    assert g(x, 3, "eval").tolist() == [1.0]
+    assert g(x, np.int32(3)).tolist() == [3.0]  # a numpy integer: its own type, its own program
+    assert [type(n) for n, _ in seen] == [int, int, np.int32]
+    assert str(g.retraces[0]) == "g was traced again (trace #2) because mode: 'train' -> 'eval'"
+
+
+def test_failed_calls_are_no_hits_and_get_the_same_errors(hit: str) -> None:
+    g, _ = _positional()
+    x = jnp.ones(1)
+    g(x, 2)
+    with pytest.raises(js.NonArrayArgumentError, match=r"^g\(\): parameter 'x' is not Static"):
+        g("text", 2)
+    with pytest.raises(ValueError, match=r"^unlucky"):
+        g(x, 13)
+    with pytest.raises(ValueError, match=r"^unlucky"):
+        g(x, n=13, mode="train")
+    with pytest.raises(TypeError, match=r"^g\(\) got some positional-only arguments passed as keyword arguments: "
+                                        r"'x'$"):
+        g(x=x, n=2)
+    with pytest.raises(TypeError, match=r"^g\(\) got an unexpected keyword argument 'bogus'$"):
+        g(x, 2, bogus=1)
+    with pytest.raises(TypeError, match=r"^g\(\) takes from 2 to 3 positional arguments but 4 were given$"):
+        g(x, 2, "train", 4)
+    assert g.cache_info().hits == 0
+    assert g(x, 2).tolist() == [2.0]
+    assert g.cache_info().hits == 1
+    assert _on_lane(g) == _compat.LANE
+
+
+def test_kept_functions_and_a_switch_to_the_general_path(hit: str) -> None:
+    g, seen = _positional()
+    x = jnp.ones(1)
+    for _ in range(3):
+        assert g(x, _module_level).tolist() == [3.0]  # kept: its module holds it
+    assert len(seen) == 1 and g.cache_info().hits == 2
+    assert _on_lane(g) == _compat.LANE
+    assert g(x, 0.5).tolist() == [0.5]  # a float: the general path from now on
+    assert not _on_lane(g)
+    assert g(x, _module_level).tolist() == [3.0] and g(x, 0.5).tolist() == [0.5]
+    assert len(seen) == 2 and g.cache_info().hits == 4
+
+
+def test_concurrent_hits_are_counted_exactly(hit: str) -> None:
+    g, _ = _positional()
+    x = jnp.ones(1)
+    g(x, 1)
+    barrier = threading.Barrier(4, timeout=20)
+
+    def calls() -> None:
+        barrier.wait()
+        for i in range(200):
+            g(x, 1 + i % 2)
+
+    threads = [threading.Thread(target=calls) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert g.trace_count == 2
+    assert g.cache_info().hits == 799

@@ -1,0 +1,378 @@
+/* The exact-key lane's call in C: a cache hit of ``jaxstatic.jit`` with no Python frame of jaxstatic's.
+
+   ``LaneCall`` does what the lane's generated ``__call__`` (``_codegen.generate_lane``) does for the commonest call
+   shape, every parameter given by position or in order by name: it checks that each static value is of an exact
+   type (``_freeze.LANE``) or a function or class the lane keeps, counts the call, and hands the arguments, as they
+   are, to the ``jax.jit`` program whose static arguments are ours. Any other call goes to the generated
+   ``__call__`` (``fallback``) unchanged, so the two can never disagree about what a call means: this is only a
+   shorter road to the same program. A call that raises is handed, with its exception, to ``failed`` (Python),
+   which names the parameter at fault and counts the failure as the generated code does.
+
+   Why C: Python calls an object whose class defines ``__call__`` in Python through ``tp_call`` (an argument tuple,
+   a method lookup, a new frame); measured on a 2-core machine, that costs 5-7% of a 6 us ``jax.jit`` hit, and the
+   generated frame's own work ~3% more. Through this object a hit costs ~1-2% over ``jax.jit`` (see
+   ``benchmarks/dispatch.py``). Building it is optional: without a compiler jaxstatic uses the generated frame. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>  /* T_OBJECT, T_PYSSIZET: still there on 3.12+ */
+
+#define LANE_MAX_PARAMS 64  /* a longer signature: every call is the fallback's */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *program;   /* jax.jit of the traced body, static_argnums = the static parameters */
+    PyObject *fallback;  /* the generated __call__, bound to the jaxstatic function: every other call */
+    PyObject *failed;    /* failed(exception, positional args): raises what the user sees */
+    PyObject *allowed;   /* frozenset of the exact types (_freeze.LANE) */
+    PyObject *kept;      /* dict id -> module-level function or class the lane takes */
+    PyObject *names;     /* tuple: the parameters' names, positional ones then keyword-only ones, as declared */
+    PyObject *kwonly;    /* tuple of the keyword-only names (JAX is given those by name), or NULL when none */
+    PyObject *calls;     /* itertools.count of the function's calls (TraceStats.calls) */
+    PyObject *statics;   /* tuple of the static parameters' positions (ints), for repr */
+    PyObject *defaults;  /* tuple, one per parameter: its Static default, or `missing` (no default to pass) */
+    PyObject *missing;
+    Py_ssize_t nparams;
+    Py_ssize_t npositional;
+    Py_ssize_t npositional_only;
+    Py_ssize_t nstatic;
+    Py_ssize_t *static_index;
+} LaneCall;
+
+/* Whether a static value is one the lane takes without asking Python: an exact type, or a kept object. */
+static int
+lane_admits(LaneCall *self, PyObject *value)
+{
+    int found = PySet_Contains(self->allowed, (PyObject *)Py_TYPE(value));
+    if (found != 0 || PyDict_GET_SIZE(self->kept) == 0) {
+        return found;
+    }
+    PyObject *id = PyLong_FromVoidPtr(value);
+    if (id == NULL) {
+        return -1;
+    }
+    PyObject *held = PyDict_GetItemWithError(self->kept, id);  /* borrowed */
+    Py_DECREF(id);
+    if (held == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    return held == value;
+}
+
+/* Whether two parameter names are the same string (pointers first: both are usually the same interned string).
+   Returns 1, 0, or -1 with an exception set. */
+static int
+lane_same_name(PyObject *given, PyObject *name)
+{
+    if (given == name) {
+        return 1;
+    }
+    int order = PyUnicode_Compare(given, name);
+    if (order == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    return order == 0;
+}
+
+/* The call rebuilt in the lane's canonical order into ``full`` (every positional parameter, then every keyword-only
+   one): the values given, and for each parameter left out its Static default. Returns 1, 0 when the call is not one
+   the lane's hit takes (a name out of order or unknown, a positional-only parameter by name, a dynamic parameter
+   left out, too many arguments: the fallback gives each its meaning or its error), or -1 with an exception set. */
+static int
+lane_arrange(LaneCall *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **full)
+{
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs > self->npositional || self->nparams > LANE_MAX_PARAMS) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        full[i] = args[i];
+    }
+    Py_ssize_t j = 0;  /* the next keyword given */
+    for (Py_ssize_t i = nargs; i < self->nparams; i++) {
+        if (j < nkw) {
+            int same = lane_same_name(PyTuple_GET_ITEM(kwnames, j), PyTuple_GET_ITEM(self->names, i));
+            if (same < 0) {
+                return -1;
+            }
+            if (same) {
+                if (i < self->npositional_only) {
+                    return 0;
+                }
+                full[i] = args[nargs + j];
+                j++;
+                continue;
+            }
+        }
+        full[i] = PyTuple_GET_ITEM(self->defaults, i);
+        if (full[i] == self->missing) {
+            return 0;
+        }
+    }
+    return j == nkw;
+}
+
+static PyObject *
+lane_failed(LaneCall *self, PyObject *const *full)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    if (traceback != NULL) {
+        PyException_SetTraceback(value, traceback);
+    }
+    PyObject *positional = PyTuple_New(self->npositional);
+    PyObject *keywords = PyDict_New();
+    PyObject *result = NULL;
+    if (positional == NULL || keywords == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < self->npositional; i++) {
+        PyTuple_SET_ITEM(positional, i, Py_NewRef(full[i]));
+    }
+    for (Py_ssize_t i = self->npositional; i < self->nparams; i++) {
+        if (PyDict_SetItem(keywords, PyTuple_GET_ITEM(self->names, i), full[i]) < 0) {
+            goto done;
+        }
+    }
+    result = PyObject_CallFunctionObjArgs(self->failed, value, positional, keywords, NULL);
+done:
+    Py_XDECREF(positional);
+    Py_XDECREF(keywords);
+    if (result != NULL || !PyErr_Occurred()) {  /* failed() always raises; should it not, the error stands */
+        Py_XDECREF(result);
+        PyErr_Restore(type, value, traceback);
+        return NULL;
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    return NULL;
+}
+
+static PyObject *
+lane_vectorcall(LaneCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyObject *buffer[LANE_MAX_PARAMS + 1];  /* one free slot first: JAX may use it (PY_VECTORCALL_ARGUMENTS_OFFSET) */
+    PyObject **full = buffer + 1;
+    int taken = lane_arrange(self, args, PyVectorcall_NARGS(nargsf), kwnames, full);
+    if (taken <= 0) {
+        if (taken < 0) {
+            return NULL;
+        }
+        return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+    }
+    for (Py_ssize_t i = 0; i < self->nstatic; i++) {
+        int admitted = lane_admits(self, full[self->static_index[i]]);
+        if (admitted <= 0) {
+            if (admitted < 0) {
+                return NULL;
+            }
+            return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+        }
+    }
+    PyObject *count = Py_TYPE(self->calls)->tp_iternext(self->calls);  /* next(calls): the hit is counted */
+    if (count == NULL) {
+        return NULL;
+    }
+    Py_DECREF(count);
+    PyObject *result = PyObject_Vectorcall(self->program, full, self->npositional | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                           self->kwonly);
+    if (result == NULL) {
+        return lane_failed(self, full);
+    }
+    return result;
+}
+
+static PyObject *
+lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"program", "fallback", "failed", "allowed", "kept", "names", "kwonly",
+                               "positional_only", "statics", "calls", "defaults", "missing", NULL};
+    PyObject *program, *fallback, *failed, *allowed, *kept, *names, *kwonly, *statics, *calls, *defaults, *missing;
+    Py_ssize_t npositional_only;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOOO!O!O!O!nO!OO!O:LaneCall", keywords, &program, &fallback,
+                                     &failed, &PyFrozenSet_Type, &allowed, &PyDict_Type, &kept, &PyTuple_Type,
+                                     &names, &PyTuple_Type, &kwonly, &npositional_only, &PyTuple_Type, &statics,
+                                     &calls, &PyTuple_Type, &defaults, &missing)) {
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(defaults) != PyTuple_GET_SIZE(names) ||
+            PyTuple_GET_SIZE(kwonly) > PyTuple_GET_SIZE(names)) {
+        PyErr_SetString(PyExc_ValueError, "LaneCall: one default (or missing) per parameter; kwonly among names");
+        return NULL;
+    }
+    if (Py_TYPE(calls)->tp_iternext == NULL) {
+        PyErr_SetString(PyExc_TypeError, "LaneCall: calls must be an iterator");
+        return NULL;
+    }
+    Py_ssize_t nparams = PyTuple_GET_SIZE(names);
+    Py_ssize_t nstatic = PyTuple_GET_SIZE(statics);
+    for (Py_ssize_t i = 0; i < nparams; i++) {
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(names, i))) {
+            PyErr_SetString(PyExc_TypeError, "LaneCall: names must be strings");
+            return NULL;
+        }
+    }
+    Py_ssize_t *index = PyMem_New(Py_ssize_t, nstatic > 0 ? nstatic : 1);
+    if (index == NULL) {
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < nstatic; i++) {
+        index[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(statics, i));
+        if (index[i] < 0 || index[i] >= nparams) {
+            PyMem_Free(index);
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError, "LaneCall: a static position outside the parameters");
+            }
+            return NULL;
+        }
+    }
+    LaneCall *self = (LaneCall *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        PyMem_Free(index);
+        return NULL;
+    }
+    self->vectorcall = (vectorcallfunc)lane_vectorcall;
+    self->program = Py_NewRef(program);
+    self->fallback = Py_NewRef(fallback);
+    self->failed = Py_NewRef(failed);
+    self->allowed = Py_NewRef(allowed);
+    self->kept = Py_NewRef(kept);
+    self->names = Py_NewRef(names);
+    self->kwonly = PyTuple_GET_SIZE(kwonly) > 0 ? Py_NewRef(kwonly) : NULL;
+    self->calls = Py_NewRef(calls);
+    self->statics = Py_NewRef(statics);
+    self->defaults = Py_NewRef(defaults);
+    self->missing = Py_NewRef(missing);
+    self->nparams = nparams;
+    self->npositional = nparams - PyTuple_GET_SIZE(kwonly);
+    self->npositional_only = npositional_only;
+    self->nstatic = nstatic;
+    self->static_index = index;
+    return (PyObject *)self;
+}
+
+static PyObject *
+lane_call(LaneCall *self, PyObject *args, PyObject *kwargs)
+{
+    return PyVectorcall_Call((PyObject *)self, args, kwargs);
+}
+
+static int
+lane_traverse(LaneCall *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->program);
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->failed);
+    Py_VISIT(self->allowed);
+    Py_VISIT(self->kept);
+    Py_VISIT(self->names);
+    Py_VISIT(self->kwonly);
+    Py_VISIT(self->calls);
+    Py_VISIT(self->statics);
+    Py_VISIT(self->defaults);
+    Py_VISIT(self->missing);
+    return 0;
+}
+
+static int
+lane_clear(LaneCall *self)
+{
+    Py_CLEAR(self->program);
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->failed);
+    Py_CLEAR(self->allowed);
+    Py_CLEAR(self->kept);
+    Py_CLEAR(self->names);
+    Py_CLEAR(self->kwonly);
+    Py_CLEAR(self->calls);
+    Py_CLEAR(self->statics);
+    Py_CLEAR(self->defaults);
+    Py_CLEAR(self->missing);
+    return 0;
+}
+
+static void
+lane_dealloc(LaneCall *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    lane_clear(self);
+    PyMem_Free(self->static_index);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyObject *
+lane_repr(LaneCall *self)
+{
+    return PyUnicode_FromFormat("<jaxstatic exact-key lane, static positions %R>", self->statics);
+}
+
+static PyMemberDef lane_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(LaneCall, vectorcall), READONLY, NULL},
+    {"fallback", T_OBJECT, offsetof(LaneCall, fallback), READONLY, "The generated __call__: every other call."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot lane_slots[] = {
+    {Py_tp_doc, "LaneCall(*, program, fallback, failed, allowed, kept, names, kwonly, positional_only, statics, calls,\n"
+                "         defaults, missing)\n"
+                "--\n\nA cache hit of the exact-key lane, called in C (jaxstatic._lane)."},
+    {Py_tp_new, lane_new},
+    {Py_tp_call, lane_call},
+    {Py_tp_traverse, lane_traverse},
+    {Py_tp_clear, lane_clear},
+    {Py_tp_dealloc, lane_dealloc},
+    {Py_tp_repr, lane_repr},
+    {Py_tp_members, lane_members},
+    {0, NULL},
+};
+
+static PyType_Spec lane_spec = {
+    "jaxstatic._lanecall.LaneCall",
+    sizeof(LaneCall),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    lane_slots,
+};
+
+static int
+lanecall_exec(PyObject *module)
+{
+    PyObject *type = PyType_FromSpec(&lane_spec);
+    if (type == NULL) {
+        return -1;
+    }
+    if (PyModule_AddObject(module, "LaneCall", type) < 0) {
+        Py_DECREF(type);
+        return -1;
+    }
+    return 0;
+}
+
+static PyModuleDef_Slot lanecall_module_slots[] = {
+    {Py_mod_exec, lanecall_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef lanecall_module = {
+    PyModuleDef_HEAD_INIT,
+    "jaxstatic._lanecall",
+    "The exact-key lane's cache hit, called in C (optional: jaxstatic works without it).",
+    0,
+    NULL,
+    lanecall_module_slots,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__lanecall(void)
+{
+    return PyModuleDef_Init(&lanecall_module);
+}

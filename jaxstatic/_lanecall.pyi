@@ -1,0 +1,23 @@
+# The types of the compiled lane hit (_lanecall.c).
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
+
+class LaneCall:
+    fallback: Callable[..., Any]
+    def __init__(
+        self,
+        *,
+        program: Callable[..., Any],
+        fallback: Callable[..., Any],
+        failed: Callable[[BaseException, tuple[Any, ...], dict[str, Any]], NoReturn],
+        allowed: frozenset[type],
+        kept: dict[int, Any],
+        names: tuple[str, ...],
+        kwonly: tuple[str, ...],
+        positional_only: int,
+        statics: tuple[int, ...],
+        calls: Iterator[int],
+        defaults: tuple[Any, ...],
+        missing: object,
+    ) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
