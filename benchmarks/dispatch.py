@@ -242,6 +242,17 @@ def case_jit_of(transform: str) -> Callable[[], dict[str, Callable[[], Any]]]:
     return make
 
 
+def case_pmap() -> dict[str, Callable[[], Any]]:
+    """``js.pmap(f)`` against ``jax.pmap(f, static_broadcasted_argnums=...)`` over this machine's devices (in the
+    jax.jit column: the baseline of this row is jax.pmap). Each round waits for its results (``settle``)."""
+    def f(x: jax.Array, y: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n + y
+
+    xs = jnp.ones((jax.local_device_count(), 8))
+    j, s = jax.pmap(f, static_broadcasted_argnums=(2,)), js.pmap(f)
+    return {"jax.jit": lambda: j(xs, xs, 3), "jaxstatic.jit": lambda: s(xs, xs, 3)}
+
+
 def decoration_us(rounds: int) -> dict[str, float]:
     def f(x: jax.Array, n: Static[int]) -> jax.Array:
         return x * n
@@ -387,6 +398,7 @@ def main() -> None:
         "js.jit(js.vmap(f)), int": case_jit_of("vmap"),
         "js.jit(js.value_and_grad(f))": case_jit_of("value_and_grad"),
         "1000-element tuple": case_long_tuple,
+        "js.pmap(f) vs jax.pmap, int": case_pmap,
     }
     print(f"jax {jax.__version__}, equinox {eqx.__version__}; median us/call over {args.rounds} interleaved rounds "
           f"of {args.calls} calls; ratios to jax.jit")
@@ -402,7 +414,7 @@ def main() -> None:
             del contenders["eqx.filter_jit"]
         if baseline is not None:
             contenders["baseline"] = with_package(baseline, make)
-        samples = samples_us(contenders, args.rounds, args.calls)
+        samples = samples_us(contenders, args.rounds, args.calls, settle="pmap" in name)
         m = {k: statistics.median(v) for k, v in samples.items()}
         ratios = [ratio_text(samples, c, args.ranges) for c in ("jaxstatic.jit", "eqx.filter_jit", "jdc.jit")]
         if baseline is not None:

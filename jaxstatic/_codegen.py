@@ -60,6 +60,12 @@ def _constant_key(value: Any) -> Any:
     return key if _freeze.is_immutable(key) else None
 
 
+def constant_pair(value: Any) -> tuple[Any, Any] | None:
+    """The key pair of a default value that can never change, which a call leaving it out keys by, else None."""
+    key = _constant_key(value)
+    return None if key is None else to_pair(key)
+
+
 def _key_lines(plan: Plan, ns: dict[str, Any]) -> tuple[list[str], str]:
     """The statements that compute the key of a call of this shape into ``key``, and its tuple expression."""
     lines: list[str] = []
@@ -209,4 +215,4 @@ NO = _Missing()
 """A parameter the caller left out, in the lane's ``__call__``."""
 
 
-__all__ = ["FROZEN", "NO", "FreezePair", "generate", "generate_lane", "static_keys", "to_pair"]
+__all__ = ["FROZEN", "NO", "FreezePair", "constant_pair", "generate", "generate_lane", "static_keys", "to_pair"]

@@ -30,7 +30,18 @@ from typing import Any, ClassVar, Concatenate, Generic, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec, Self
 
-from . import _codegen, _explain, _freeze, _hidden, _lane, _options, _stats, _traceback, _typecheck
+from . import (
+    _codegen,
+    _compiled,
+    _explain,
+    _freeze,
+    _hidden,
+    _lane,
+    _options,
+    _stats,
+    _traceback,
+    _typecheck,
+)
 from ._errors import AnnotationError, non_array_error, non_static_error
 from ._lane import jit_disabled
 from ._memo import IdentityMemo
@@ -183,10 +194,11 @@ class StaticFunction(Generic[_P, _R]):
             if not self._lane_checked:
                 self._install_lane()
             entry = self._lane is None and not kwargs and not any(isinstance(k, int) for k in self._shapes) and self._specializes()
-            code = _codegen.generate(plan, self._namespace(plan), self._function, entry=entry)
+            namespace = self._namespace(plan)
+            code = _codegen.generate(plan, namespace, self._function, entry=entry)
             found = self._shapes[shape] = (plan, code)
             if "entry" in code:
-                self._specialize(code["entry"])
+                self._specialize(_compiled.key_call(self, plan, code["entry"], namespace))
         return found
 
     def _install_lane(self) -> None:

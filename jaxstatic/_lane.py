@@ -12,9 +12,9 @@ its ``Static`` parameters. What stays jaxstatic's:
 
 - one generated Python frame (``_codegen.generate_lane``): the user's parameters by name, so that Python binds any
   call shape in C (and reports a missing argument as the function would); it counts the call (hits) and checks
-  each static value's type. Measured against ``jax.jit`` (``benchmarks/dispatch.py``), this frame is all a hit
-  adds: about 0.3 us for the frame and 0.1 us for the class-level ``__call__`` on a 2-core machine (~10% of a
-  6 us ``jax.jit`` hit), which no Python-level dispatch can avoid while it counts hits;
+  each static value's type. Where the C extension was built, ``_compiled.lane_call`` puts the same work in front
+  of it in C for the calls it takes whole (the values given in the declared order, Static defaults left out):
+  then a hit runs no frame of jaxstatic's, and the frame takes the other calls;
 - the traced body, which JAX runs on its own misses only: it counts the trace, explains it and applies
   ``max_traces``, exactly as the general path's body does;
 - every other call goes the general path (``_core``): an extra positional argument (to get the function's own
@@ -35,17 +35,12 @@ import operator
 import sys
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import jax
 
-from . import _codegen, _compat, _explain, _freeze, _hidden, _traceback, _typecheck
+from . import _codegen, _compat, _compiled, _explain, _freeze, _hidden, _typecheck
 from ._plan import Layout, Plan
-
-try:  # built from _lanecall.c where a C compiler was found; else the generated __call__ takes every call
-    from . import _lanecall
-except ImportError:  # pragma: no cover (a build without a compiler)
-    _lanecall = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from ._core import StaticFunction
@@ -101,38 +96,7 @@ class Lane:
                      "_js_dynamic_error": functools.partial(owner._failed_dynamic, self.plan),
                      "_js_failed": functools.partial(owner._failed, self.plan)}
         self.entry = _codegen.generate_lane(layout, namespace, owner._function)
-        self.call: Callable[..., Any] = self._in_c(owner, layout) or self.entry  # the class's __call__
-
-    def _in_c(self, owner: StaticFunction[Any, Any], layout: Layout) -> Callable[..., Any] | None:
-        """The lane's hit in C (``_lanecall.c``) where it was built: it takes the calls ``entry`` would hand JAX
-        at once, in the same canonical shape, and hands every other call to ``entry``."""
-        if _lanecall is None:
-            return None
-        params = list(layout.signature.parameters.values())
-        names = self.positional + self.kwonly  # the canonical order: positional parameters, then keyword-only ones
-        # A Static default left out is passed to JAX as itself, as ``entry`` passes it; a dynamic one goes to ``entry``
-        defaults = {p.name: p.default if p.default is not p.empty and p.name in layout.static else _codegen.NO
-                    for p in params}
-        return _lanecall.LaneCall(
-            program=self.program, fallback=types.MethodType(self.entry, owner), failed=self.failed,
-            allowed=_freeze.LANE, kept=self.kept, names=tuple(names), kwonly=tuple(self.kwonly),
-            positional_only=sum(p.kind is p.POSITIONAL_ONLY for p in params),
-            statics=tuple(i for i, n in enumerate(names) if n in layout.static), calls=owner._stats.calls,
-            defaults=tuple(defaults[n] for n in names), missing=_codegen.NO)
-
-    def failed(self, err: BaseException, pos: tuple[Any, ...], kwonly: dict[str, Any]) -> NoReturn:
-        """A call the C hit made raised ``err``: what the generated ``__call__`` raises, from the same handlers."""
-        try:
-            try:
-                raise err
-            except TypeError as type_err:  # a dynamic value JAX cannot trace: named by parameter
-                raise self.owner._failed_dynamic(self.plan, pos, kwonly, type_err)  # noqa: B904 (as the generated code)
-            except BaseException:
-                self.owner._failed(self.plan, pos, kwonly)
-                raise
-        except BaseException as exc:
-            _traceback.hide(exc)
-            raise
+        self.call: Callable[..., Any] = _compiled.lane_call(self, owner, layout) or self.entry  # the class's __call__
 
     def _body(self, layout: Layout) -> Callable[..., Any]:
         """What JAX traces on its misses: the user's function, its trace counted and explained as ``_core``'s body
@@ -195,7 +159,9 @@ class Lane:
                 pass
             else:
                 owner = self.owner
-                owner._specialize(_codegen.generate(plan, owner._namespace(plan), owner._function, entry=True)["entry"])
+                namespace = owner._namespace(plan)
+                entry = _codegen.generate(plan, namespace, owner._function, entry=True)["entry"]
+                owner._specialize(_compiled.key_call(owner, plan, entry, namespace))
         return self.general(fn, *self.canonical(pos, kwonly, ()))
 
     # -- keys the general path meets -------------------------------------------------------------------------

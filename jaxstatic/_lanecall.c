@@ -340,6 +340,377 @@ static PyType_Spec lane_spec = {
     lane_slots,
 };
 
+/* ---- KeyCall: the general path's hit for one positional call shape ------------------------------------------ */
+
+#define KEY_MAX_DYNAMIC 64  /* a shape with more dynamic values keeps its generated dispatcher */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fallback;    /* the generated dispatcher of this shape, bound: every call this does not serve */
+    PyObject *failed;      /* failed(exception, args, kwargs): raises what the user sees */
+    PyObject *cache;       /* the function's OrderedDict: flat key -> program */
+    PyObject *remembered;  /* IdentityMemo's dict: id -> (value, pair, keys or items, values, length) */
+    PyObject *atomic;      /* frozenset: _freeze.ATOMIC, the types whose value is its own key */
+    PyObject *calls;       /* itertools.count of the function's calls */
+    PyObject *touch;       /* touch(key): keep the cache's order of use */
+    PyObject *vid;         /* the shape's first key item */
+    PyObject *statics;     /* per static parameter: its position (int), or the constant pair of its default */
+    PyObject *dynamics;    /* tuple of the dynamic parameters' positions, as the program takes them */
+    Py_ssize_t nargs;
+    Py_ssize_t nstatic;
+    Py_ssize_t ndynamic;
+    Py_ssize_t *static_index;  /* -1 for a constant default */
+    Py_ssize_t *dynamic_index;
+} KeyCall;
+
+/* The key pair of a container remembered by identity (``_memo.IdentityMemo``) that still holds the very objects
+   it held (``_memo.unchanged``): 1 with *type and *value set (borrowed), 0 when not remembered or changed, -1. */
+static int
+key_remembered(KeyCall *self, PyObject *value, PyObject **type, PyObject **frozen)
+{
+    PyObject *id = PyLong_FromVoidPtr(value);
+    if (id == NULL) {
+        return -1;
+    }
+    PyObject *held = PyDict_GetItemWithError(self->remembered, id);  /* borrowed */
+    Py_DECREF(id);
+    if (held == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    if (!PyTuple_CheckExact(held) || PyTuple_GET_SIZE(held) != 5 || PyTuple_GET_ITEM(held, 0) != value) {
+        return 0;
+    }
+    Py_ssize_t length = PyLong_AsSsize_t(PyTuple_GET_ITEM(held, 4));
+    if (length == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (length >= 0) {  /* a dict or list: valid while it holds the same objects, in order (identity, never ==) */
+        PyObject *keys = PyTuple_GET_ITEM(held, 2), *values = PyTuple_GET_ITEM(held, 3);
+        if (PyDict_CheckExact(value)) {
+            if (PyDict_GET_SIZE(value) != length || PyTuple_GET_SIZE(keys) != length ||
+                    PyTuple_GET_SIZE(values) != length) {
+                return 0;
+            }
+            Py_ssize_t pos = 0, i = 0;
+            PyObject *k, *v;
+            while (PyDict_Next(value, &pos, &k, &v)) {
+                if (i >= length || k != PyTuple_GET_ITEM(keys, i) || v != PyTuple_GET_ITEM(values, i)) {
+                    return 0;
+                }
+                i++;
+            }
+        }
+        else if (PyList_CheckExact(value)) {
+            if (PyList_GET_SIZE(value) != length || PyTuple_GET_SIZE(keys) != length) {
+                return 0;
+            }
+            for (Py_ssize_t i = 0; i < length; i++) {
+                if (PyList_GET_ITEM(value, i) != PyTuple_GET_ITEM(keys, i)) {
+                    return 0;
+                }
+            }
+        }
+        else {
+            return 0;
+        }
+    }
+    PyObject *pair = PyTuple_GET_ITEM(held, 1);
+    if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+        return 0;
+    }
+    *type = PyTuple_GET_ITEM(pair, 0);
+    *frozen = PyTuple_GET_ITEM(pair, 1);
+    return 1;
+}
+
+/* The flat cache key of this call (``_codegen``: vid, then a type and a value per static parameter), as the
+   generated dispatcher builds it; NULL with no exception when a value needs the dispatcher (a container not
+   remembered, a float zero or NaN, any other object: to be frozen). */
+static PyObject *
+key_of(KeyCall *self, PyObject *const *args)
+{
+    PyObject *key = PyTuple_New(1 + 2 * self->nstatic);
+    if (key == NULL) {
+        return NULL;
+    }
+    PyTuple_SET_ITEM(key, 0, Py_NewRef(self->vid));
+    for (Py_ssize_t i = 0; i < self->nstatic; i++) {
+        PyObject *type, *value;
+        if (self->static_index[i] < 0) {
+            PyObject *pair = PyTuple_GET_ITEM(self->statics, i);
+            type = PyTuple_GET_ITEM(pair, 0);
+            value = PyTuple_GET_ITEM(pair, 1);
+        }
+        else {
+            value = args[self->static_index[i]];
+            type = (PyObject *)Py_TYPE(value);
+            int atomic = PySet_Contains(self->atomic, type);
+            if (atomic < 0) {
+                Py_DECREF(key);
+                return NULL;
+            }
+            /* a float other than a zero or NaN is its own exact key, as _freeze gives it */
+            if (!atomic && !(PyFloat_CheckExact(value) && PyFloat_AS_DOUBLE(value) != 0.0 &&
+                             !Py_IS_NAN(PyFloat_AS_DOUBLE(value)))) {
+                int found = key_remembered(self, value, &type, &value);
+                if (found <= 0) {
+                    Py_DECREF(key);
+                    return NULL;
+                }
+            }
+        }
+        PyTuple_SET_ITEM(key, 1 + 2 * i, Py_NewRef(type));
+        PyTuple_SET_ITEM(key, 2 + 2 * i, Py_NewRef(value));
+    }
+    return key;
+}
+
+static PyObject *
+key_failed(KeyCall *self, PyObject *const *args)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    if (traceback != NULL) {
+        PyException_SetTraceback(value, traceback);
+    }
+    PyObject *positional = PyTuple_New(self->nargs);
+    PyObject *keywords = PyDict_New();
+    PyObject *result = NULL;
+    if (positional != NULL && keywords != NULL) {
+        for (Py_ssize_t i = 0; i < self->nargs; i++) {
+            PyTuple_SET_ITEM(positional, i, Py_NewRef(args[i]));
+        }
+        result = PyObject_CallFunctionObjArgs(self->failed, value, positional, keywords, NULL);
+    }
+    Py_XDECREF(positional);
+    Py_XDECREF(keywords);
+    if (result != NULL || !PyErr_Occurred()) {
+        Py_XDECREF(result);
+        PyErr_Restore(type, value, traceback);
+        return NULL;
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    return NULL;
+}
+
+static PyObject *
+key_vectorcall(KeyCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != self->nargs || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
+        return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+    }
+    PyObject *key = key_of(self, args);
+    if (key == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+    }
+    PyObject *program = PyDict_GetItemWithError(self->cache, key);  /* borrowed: held below for the call */
+    if (program == NULL) {  /* a miss: the dispatcher counts it and traces */
+        Py_DECREF(key);
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+    }
+    Py_INCREF(program);
+    PyObject *count = Py_TYPE(self->calls)->tp_iternext(self->calls);  /* next(calls): the hit is counted */
+    if (count == NULL) {
+        goto error;
+    }
+    Py_DECREF(count);
+    if (PyDict_GET_SIZE(self->cache) > 1) {
+        PyObject *touched = PyObject_CallOneArg(self->touch, key);
+        if (touched == NULL) {
+            goto error;
+        }
+        Py_DECREF(touched);
+    }
+    Py_DECREF(key);
+    PyObject *buffer[KEY_MAX_DYNAMIC + 1];
+    for (Py_ssize_t i = 0; i < self->ndynamic; i++) {
+        buffer[i + 1] = args[self->dynamic_index[i]];
+    }
+    PyObject *result = PyObject_Vectorcall(program, buffer + 1, self->ndynamic | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_DECREF(program);
+    if (result == NULL) {
+        return key_failed(self, args);
+    }
+    return result;
+
+error:
+    Py_DECREF(key);
+    Py_DECREF(program);
+    return NULL;
+}
+
+static Py_ssize_t *
+key_positions(PyObject *tuple, Py_ssize_t limit, int constants)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    Py_ssize_t *index = PyMem_New(Py_ssize_t, n > 0 ? n : 1);
+    if (index == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, i);
+        if (constants && PyTuple_CheckExact(item) && PyTuple_GET_SIZE(item) == 2) {
+            index[i] = -1;
+            continue;
+        }
+        index[i] = PyLong_AsSsize_t(item);
+        if (index[i] < 0 || index[i] >= limit) {
+            PyMem_Free(index);
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError, "KeyCall: a position outside the call");
+            }
+            return NULL;
+        }
+    }
+    return index;
+}
+
+static PyObject *
+key_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"fallback", "failed", "cache", "remembered", "atomic", "calls", "touch", "vid",
+                               "nargs", "statics", "dynamics", NULL};
+    PyObject *fallback, *failed, *cache, *remembered, *atomic, *calls, *touch, *vid, *statics, *dynamics;
+    Py_ssize_t nargs;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOO!O!O!OOOnO!O!:KeyCall", keywords, &fallback, &failed,
+                                     &PyDict_Type, &cache, &PyDict_Type, &remembered, &PyFrozenSet_Type, &atomic,
+                                     &calls, &touch, &vid, &nargs, &PyTuple_Type, &statics, &PyTuple_Type,
+                                     &dynamics)) {
+        return NULL;
+    }
+    if (Py_TYPE(calls)->tp_iternext == NULL || PyTuple_GET_SIZE(dynamics) > KEY_MAX_DYNAMIC) {
+        PyErr_SetString(PyExc_ValueError, "KeyCall: calls must be an iterator, and dynamics at most 64");
+        return NULL;
+    }
+    Py_ssize_t *static_index = key_positions(statics, nargs, 1);
+    if (static_index == NULL) {
+        return NULL;
+    }
+    Py_ssize_t *dynamic_index = key_positions(dynamics, nargs, 0);
+    if (dynamic_index == NULL) {
+        PyMem_Free(static_index);
+        return NULL;
+    }
+    KeyCall *self = (KeyCall *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        PyMem_Free(static_index);
+        PyMem_Free(dynamic_index);
+        return NULL;
+    }
+    self->vectorcall = (vectorcallfunc)key_vectorcall;
+    self->fallback = Py_NewRef(fallback);
+    self->failed = Py_NewRef(failed);
+    self->cache = Py_NewRef(cache);
+    self->remembered = Py_NewRef(remembered);
+    self->atomic = Py_NewRef(atomic);
+    self->calls = Py_NewRef(calls);
+    self->touch = Py_NewRef(touch);
+    self->vid = Py_NewRef(vid);
+    self->statics = Py_NewRef(statics);
+    self->dynamics = Py_NewRef(dynamics);
+    self->nargs = nargs;
+    self->nstatic = PyTuple_GET_SIZE(statics);
+    self->ndynamic = PyTuple_GET_SIZE(dynamics);
+    self->static_index = static_index;
+    self->dynamic_index = dynamic_index;
+    return (PyObject *)self;
+}
+
+static PyObject *
+key_call(KeyCall *self, PyObject *args, PyObject *kwargs)
+{
+    return PyVectorcall_Call((PyObject *)self, args, kwargs);
+}
+
+static int
+key_traverse(KeyCall *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->failed);
+    Py_VISIT(self->cache);
+    Py_VISIT(self->remembered);
+    Py_VISIT(self->atomic);
+    Py_VISIT(self->calls);
+    Py_VISIT(self->touch);
+    Py_VISIT(self->vid);
+    Py_VISIT(self->statics);
+    Py_VISIT(self->dynamics);
+    return 0;
+}
+
+static int
+key_clear(KeyCall *self)
+{
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->failed);
+    Py_CLEAR(self->cache);
+    Py_CLEAR(self->remembered);
+    Py_CLEAR(self->atomic);
+    Py_CLEAR(self->calls);
+    Py_CLEAR(self->touch);
+    Py_CLEAR(self->vid);
+    Py_CLEAR(self->statics);
+    Py_CLEAR(self->dynamics);
+    return 0;
+}
+
+static void
+key_dealloc(KeyCall *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    key_clear(self);
+    PyMem_Free(self->static_index);
+    PyMem_Free(self->dynamic_index);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyObject *
+key_repr(KeyCall *self)
+{
+    return PyUnicode_FromFormat("<jaxstatic cache hit of %zd positional arguments>", self->nargs);
+}
+
+static PyMemberDef key_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(KeyCall, vectorcall), READONLY, NULL},
+    {"fallback", T_OBJECT, offsetof(KeyCall, fallback), READONLY, "The generated dispatcher: every other call."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot key_slots[] = {
+    {Py_tp_doc, "KeyCall(*, fallback, failed, cache, remembered, atomic, calls, touch, vid, nargs, statics,\n"
+                "        dynamics)\n--\n\nA cache hit of the general path, called in C (jaxstatic._core)."},
+    {Py_tp_new, key_new},
+    {Py_tp_call, key_call},
+    {Py_tp_traverse, key_traverse},
+    {Py_tp_clear, key_clear},
+    {Py_tp_dealloc, key_dealloc},
+    {Py_tp_repr, key_repr},
+    {Py_tp_members, key_members},
+    {0, NULL},
+};
+
+static PyType_Spec key_spec = {
+    "jaxstatic._lanecall.KeyCall",
+    sizeof(KeyCall),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    key_slots,
+};
+
 static int
 lanecall_exec(PyObject *module)
 {
@@ -348,6 +719,14 @@ lanecall_exec(PyObject *module)
         return -1;
     }
     if (PyModule_AddObject(module, "LaneCall", type) < 0) {
+        Py_DECREF(type);
+        return -1;
+    }
+    type = PyType_FromSpec(&key_spec);
+    if (type == NULL) {
+        return -1;
+    }
+    if (PyModule_AddObject(module, "KeyCall", type) < 0) {
         Py_DECREF(type);
         return -1;
     }

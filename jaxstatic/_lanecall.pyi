@@ -21,3 +21,22 @@ class LaneCall:
         missing: object,
     ) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+class KeyCall:
+    fallback: Callable[..., Any]
+    def __init__(
+        self,
+        *,
+        fallback: Callable[..., Any],
+        failed: Callable[[BaseException, tuple[Any, ...], dict[str, Any]], NoReturn],
+        cache: dict[Any, Any],
+        remembered: dict[int, Any],
+        atomic: frozenset[type],
+        calls: Iterator[int],
+        touch: Callable[[Any], None],
+        vid: int,
+        nargs: int,
+        statics: tuple[Any, ...],
+        dynamics: tuple[int, ...],
+    ) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

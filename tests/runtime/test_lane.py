@@ -16,20 +16,11 @@ import numpy as np
 import pytest
 
 import jaxstatic as js
-from jaxstatic import Static, _compat, _lane
+from jaxstatic import Static, _compat
 
 from ._release import held_until_cleared
 
-
-@pytest.fixture(autouse=True, params=["C hit", "generated hit"])
-def hit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test twice: with the lane's hit in C (``_lanecall``, where it was built) and with the generated
-    ``__call__`` alone, as an install without a C compiler runs."""
-    if request.param == "C hit" and _lane._lanecall is None:
-        pytest.skip("jaxstatic._lanecall was not built here")
-    if request.param == "generated hit":
-        monkeypatch.setattr(_lane, "_lanecall", None)
-    return str(request.param)
+pytestmark = pytest.mark.usefixtures("hit_path")  # each test with the hits in C and without them
 
 
 def _on_lane(f: Any) -> bool:
@@ -272,7 +263,7 @@ def _positional() -> tuple[js.JitFunction[Any, Any], list[Any]]:
     return g, seen
 
 
-def test_every_call_shape_of_a_positional_signature_is_one_program_and_counted(hit: str) -> None:
+def test_every_call_shape_of_a_positional_signature_is_one_program_and_counted(hit_path: str) -> None:
     g, seen = _positional()
     x = jnp.ones(1)
     results = [g(x, 3), g(x, 3, "train"), g(x, n=3), g(x, 3, mode="train"), g(x, mode="train", n=3),
@@ -280,14 +271,14 @@ def test_every_call_shape_of_a_positional_signature_is_one_program_and_counted(h
     assert [r.tolist() for r in results] == [[3.0]] * 6
     assert seen == [(3, "train")]
     assert g.cache_info() == js.CacheInfo(hits=5, misses=1, maxsize=8192, currsize=1, evictions=0)
-    assert (type(type(g).__call__).__name__ == "LaneCall") == (hit == "C hit" and _compat.LANE)
+    assert (type(type(g).__call__).__name__ == "LaneCall") == (hit_path == "C hit" and _compat.LANE)
     assert g(x, 3, "eval").tolist() == [1.0]
     assert g(x, np.int32(3)).tolist() == [3.0]  # a numpy integer: its own type, its own program
     assert [type(n) for n, _ in seen] == [int, int, np.int32]
     assert str(g.retraces[0]) == "g was traced again (trace #2) because mode: 'train' -> 'eval'"
 
 
-def test_failed_calls_are_no_hits_and_get_the_same_errors(hit: str) -> None:
+def test_failed_calls_are_no_hits_and_get_the_same_errors(hit_path: str) -> None:
     g, _ = _positional()
     x = jnp.ones(1)
     g(x, 2)
@@ -310,7 +301,7 @@ def test_failed_calls_are_no_hits_and_get_the_same_errors(hit: str) -> None:
     assert _on_lane(g) == _compat.LANE
 
 
-def test_kept_functions_and_a_switch_to_the_general_path(hit: str) -> None:
+def test_kept_functions_and_a_switch_to_the_general_path(hit_path: str) -> None:
     g, seen = _positional()
     x = jnp.ones(1)
     for _ in range(3):
@@ -323,7 +314,7 @@ def test_kept_functions_and_a_switch_to_the_general_path(hit: str) -> None:
     assert len(seen) == 2 and g.cache_info().hits == 4
 
 
-def test_concurrent_hits_are_counted_exactly(hit: str) -> None:
+def test_concurrent_hits_are_counted_exactly(hit_path: str) -> None:
     g, _ = _positional()
     x = jnp.ones(1)
     g(x, 1)

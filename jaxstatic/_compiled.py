@@ -1,0 +1,106 @@
+"""The cache hits in C (``_lanecall.c``): what builds them from a function's lane or call shape, and what they hand
+a failure to.
+
+A hit in C does exactly what the generated Python code of the same call does (``_codegen``), for the calls it
+can take whole, and hands every other call to that code unchanged; so the two can never disagree about what a call
+means, and an install without a C compiler (or run with ``JAXSTATIC_PURE_PYTHON=1``) behaves the same, a little
+slower. Python calls an object whose class defines ``__call__`` in Python through its argument-tuple protocol, and
+then runs a frame; measured on a 2-core machine, that costs 5-10% of a 6 us ``jax.jit`` hit, and a same-object dict
+config's identity check ~0.7 us more. The C objects are installed as the class-level ``__call__``
+(``StaticFunction._specialize``), so no frame of jaxstatic's runs on a hit.
+
+- ``LaneCall``, the exact-key lane's hit (``_lane``): the call's values in the lane's canonical order (static
+  defaults left out filled in), each static value's type checked, the call counted, JAX's program called.
+- ``KeyCall``, the general path's hit for the first positional call shape (``_core``): the flat key built as
+  ``_codegen`` builds it, for atomic values, floats other than zeros and NaN, and containers remembered by identity
+  (``_memo``) that still hold the same objects; looked up in the same cache; on a miss, or any other value, the
+  generated dispatcher.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from . import _codegen, _freeze, _traceback
+from ._plan import Layout, Plan
+
+if TYPE_CHECKING:
+    from ._core import StaticFunction
+    from ._lane import Lane
+
+compiled: types.ModuleType | None = None
+"""``jaxstatic._lanecall``, or None: then the generated code takes every call. Built where a C compiler was found
+at install time; ``JAXSTATIC_PURE_PYTHON=1`` leaves it unused (every hit then has a Python frame, which pdb can
+step into). Read at each use, so tests can run without it."""
+if not os.environ.get("JAXSTATIC_PURE_PYTHON"):
+    try:
+        from . import _lanecall as compiled
+    except ImportError:  # pragma: no cover (an install without a C compiler)
+        compiled = None
+
+_MAX_DYNAMIC = 64  # KeyCall's bound: a shape with more dynamic values keeps its generated dispatcher
+
+
+def lane_call(lane: Lane, owner: StaticFunction[Any, Any], layout: Layout) -> Callable[..., Any] | None:
+    """The lane's hit in C, or None where it was not built: it takes the calls ``lane.entry`` would hand JAX at
+    once, in the same canonical shape, and hands every other call to ``lane.entry``."""
+    if compiled is None:
+        return None
+    params = list(layout.signature.parameters.values())
+    names = lane.positional + lane.kwonly  # the canonical order: positional parameters, then keyword-only ones
+    # A Static default left out is passed to JAX as itself, as ``entry`` passes it; a dynamic one goes to ``entry``
+    defaults = {p.name: p.default if p.default is not p.empty and p.name in layout.static else _codegen.NO
+                for p in params}
+    call: Callable[..., Any] = compiled.LaneCall(
+        program=lane.program, fallback=types.MethodType(lane.entry, owner),
+        failed=functools.partial(raise_failed, owner, lane.plan),
+        allowed=_freeze.LANE, kept=lane.kept, names=tuple(names), kwonly=tuple(lane.kwonly),
+        positional_only=sum(p.kind is p.POSITIONAL_ONLY for p in params),
+        statics=tuple(i for i, n in enumerate(names) if n in layout.static), calls=owner._stats.calls,
+        defaults=tuple(defaults[n] for n in names), missing=_codegen.NO)
+    return call
+
+
+def key_call(owner: StaticFunction[Any, Any], plan: Plan, entry: Callable[..., Any],
+             namespace: dict[str, Any]) -> Callable[..., Any]:
+    """``entry``, the generated dispatcher of a positional call shape (``namespace``: its names), behind its hit in
+    C where that was built and every value of the shape comes by position or is a constant default; else ``entry``
+    itself."""
+    if compiled is None or len(plan.dynamics) > _MAX_DYNAMIC or any(src.kind != "arg" for _, src in plan.dynamics):
+        return entry
+    statics: list[Any] = []
+    for _, src in plan.statics:
+        constant = _codegen.constant_pair(src.default) if src.kind == "default" else None
+        if src.kind != "arg" and constant is None:
+            return entry
+        statics.append(src.index if constant is None else constant)
+    call: Callable[..., Any] = compiled.KeyCall(
+        fallback=types.MethodType(entry, owner), failed=functools.partial(raise_failed, owner, plan),
+        cache=owner._cache, remembered=owner._memo.by_id, atomic=_freeze.ATOMIC, calls=owner._stats.calls,
+        touch=namespace["touch"], vid=plan.vid, nargs=plan.nargs, statics=tuple(statics),
+        dynamics=tuple(src.index for _, src in plan.dynamics))
+    return call
+
+
+def raise_failed(owner: StaticFunction[Any, Any], plan: Plan, err: BaseException, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> NoReturn:
+    """A call a hit in C made raised ``err``: raise what the generated code raises, from the same handlers (a
+    dynamic value JAX cannot trace named by its parameter; the failure counted; jaxstatic's frames hidden)."""
+    try:
+        try:
+            raise err
+        except TypeError as type_err:
+            raise owner._failed_dynamic(plan, args, kwargs, type_err)  # noqa: B904 (chained as the generated code)
+        except BaseException:
+            owner._failed(plan, args, kwargs)
+            raise
+    except BaseException as exc:
+        _traceback.hide(exc)
+        raise
+
+
+__all__ = ["compiled", "key_call", "lane_call", "raise_failed"]

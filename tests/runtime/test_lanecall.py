@@ -1,0 +1,146 @@
+"""The general path's cache hit in C (``_lanecall.KeyCall``) changes nothing but the cost: each test runs with it
+and with the generated dispatcher alone, and asserts what a user sees (values, traces, hits, order of eviction,
+errors) for the values it keys itself (atomic ones, floats, containers remembered by identity) and those it hands
+back (zeros, NaN, containers changed in place, other objects)."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxstatic as js
+from jaxstatic import Static
+
+pytestmark = pytest.mark.usefixtures("hit_path")
+
+
+def _scaled() -> tuple[js.JitFunction[Any, Any], list[Any]]:
+    seen: list[Any] = []
+
+    @js.jit
+    def f(x: jax.Array, cfg: Static[Any], scale: Static[float] = 1.0) -> jax.Array:
+        seen.append((cfg, scale))
+        if cfg == {"fail": True}:
+            raise ValueError("bad config")
+        return x * (cfg["a"] if isinstance(cfg, dict) else len(cfg)) * scale  # type: ignore[no-any-return]
+
+    return f, seen
+
+
+def test_a_config_passed_again_is_a_hit_until_it_changes_in_place(hit_path: str) -> None:
+    f, seen = _scaled()
+    x = jnp.ones(1)
+    cfg = {"a": 2.0, "act": jnp.tanh}
+    assert [f(x, cfg).tolist() for _ in range(3)] == [[2.0]] * 3
+    assert (type(type(f).__call__).__name__ == "KeyCall") == (hit_path == "C hit")
+    assert f.cache_info().hits == 2 and len(seen) == 1
+    cfg["a"] = 3.0  # changed in place: never the stale program
+    assert f(x, cfg).tolist() == [3.0]
+    cfg["a"] = 2.0  # back to the first values: the first program
+    assert f(x, cfg).tolist() == [2.0]
+    cfg["b"] = 1  # a new entry
+    assert f(x, cfg).tolist() == [2.0]
+    assert len(seen) == 3
+    items = [1, 2, 3]
+    assert f(x, items).tolist() == [3.0] and f(x, items).tolist() == [3.0]
+    items.append(4)
+    assert f(x, items).tolist() == [4.0]
+    assert len(seen) == 5
+    assert f.cache_info() == js.CacheInfo(hits=4, misses=5, maxsize=8192, currsize=5, evictions=0)
+
+
+def test_floats_zeros_and_nan_keep_their_own_programs(hit_path: str) -> None:
+    f, seen = _scaled()
+    x = jnp.ones(1)
+    cfg = (1, 2)  # immutable: remembered for good
+    values = [2.5, 2.5, 0.0, -0.0, 0.0, -0.0, float("nan"), 1, 1.0, True, 1]
+    out = [f(x, cfg, v).tolist() for v in values]
+    assert [str(o) for o in out[:6]] == ["[5.0]", "[5.0]", "[0.0]", "[-0.0]", "[0.0]", "[-0.0]"]
+    assert [type(s) for _, s in seen] == [float, float, float, float, int, float, bool]
+    assert f.trace_count == 7  # 2.5, 0.0, -0.0, nan, 1, 1.0, True
+    assert f.cache_info().hits == 4
+    assert f(x, (1, 2)).tolist() == [2.0]  # an equal tuple, another object, and the default: 1.0's program
+    assert f(x, cfg, 1.0).tolist() == [2.0]
+    assert f.trace_count == 7 and f.cache_info().hits == 6
+
+
+def test_the_least_recently_used_program_is_evicted(hit_path: str) -> None:
+    traced: list[int] = []
+
+    @js.jit(cache_size=2)
+    def f(x: jax.Array, n: Static[float]) -> jax.Array:
+        traced.append(int(n))
+        return x * n
+
+    x = jnp.ones(1)
+    for n in (1.5, 2.5, 1.5, 3.5):  # 1.5 used after 2.5: 2.5 is the one evicted by 3.5
+        f(x, n)
+    assert traced == [1, 2, 3]
+    f(x, 1.5)
+    assert traced == [1, 2, 3]
+    f(x, 2.5)
+    assert traced == [1, 2, 3, 2]
+    assert f.cache_info() == js.CacheInfo(hits=2, misses=4, maxsize=2, currsize=2, evictions=2)
+
+
+def test_failed_calls_are_no_hits_and_name_the_parameter(hit_path: str) -> None:
+    f, _ = _scaled()
+    x = jnp.ones(1)
+    cfg = {"a": 2.0}
+    f(x, cfg)
+    with pytest.raises(js.NonArrayArgumentError, match=r"^f\(\): parameter 'x' is not Static, so its value is "
+                                                       r"traced as an array, but x is a str"):
+        f("text", cfg)
+    failing = {"fail": True}
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"^bad config"):
+            f(x, failing)
+    assert f.cache_info().hits == 0
+    assert f(x, cfg).tolist() == [2.0] and f.cache_info().hits == 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    depth: int
+
+
+def test_other_hashable_objects_and_keywords_share_the_programs(hit_path: str) -> None:
+    f, seen = _scaled()
+    x = jnp.ones(1)
+    cfg = {"a": 2.0}
+    f(x, cfg)
+    f(x, cfg=cfg)
+    f(x, cfg, scale=1.0)
+    f(x, cfg, 1.0)
+    assert len(seen) == 1 and f.cache_info().hits == 3
+    f(x, (Options(1),))
+    f(x, (Options(1),))
+    f(x, (Options(2),))
+    assert len(seen) == 3 and f.cache_info().hits == 4
+
+
+def test_concurrent_hits_are_counted_exactly(hit_path: str) -> None:
+    f, seen = _scaled()
+    x = jnp.ones(1)
+    configs = [{"a": 1.0}, {"a": 2.0}]
+    for cfg in configs:
+        f(x, cfg)
+    barrier = threading.Barrier(4, timeout=20)
+
+    def calls() -> None:
+        barrier.wait()
+        for i in range(200):
+            f(x, configs[i % 2], 2.0 if i % 4 < 2 else 1.0)
+
+    threads = [threading.Thread(target=calls) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(seen) == 4
+    assert f.cache_info().hits == 800 - 2
