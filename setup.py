@@ -1,4 +1,4 @@
-"""The one compiled part of jaxstatic, optional: the exact-key lane's cache hit in C (``jaxstatic/_lanecall.c``).
+"""The one compiled part of jaxstatic, optional: the exact-key lane's cache hit in C (``jaxstatic/_hits.c``).
 
 Everything else is in ``pyproject.toml``. Where no C compiler is found the build goes on without it, and jaxstatic
 runs the same generated Python code in its place (a cache hit then costs ~0.4 us more).
@@ -6,4 +6,4 @@ runs the same generated Python code in its place (a cache hit then costs ~0.4 us
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("jaxstatic._lanecall", ["jaxstatic/_lanecall.c"], optional=True)])
+setup(ext_modules=[Extension("jaxstatic._hits", ["jaxstatic/_hits.c"], optional=True)])

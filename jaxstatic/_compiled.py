@@ -1,4 +1,4 @@
-"""The cache hits in C (``_lanecall.c``): what builds them from a function's lane or call shape, and what they hand
+"""The cache hits in C (``_hits.c``): what builds them from a function's lane or call shape, and what they hand
 a failure to.
 
 A hit in C does exactly what the generated Python code of the same call does (``_codegen``), for the calls it
@@ -33,12 +33,12 @@ if TYPE_CHECKING:
     from ._lane import Lane
 
 compiled: types.ModuleType | None = None
-"""``jaxstatic._lanecall``, or None: then the generated code takes every call. Built where a C compiler was found
+"""``jaxstatic._hits``, or None: then the generated code takes every call. Built where a C compiler was found
 at install time; ``JAXSTATIC_PURE_PYTHON=1`` leaves it unused (every hit then has a Python frame, which pdb can
 step into). Read at each use, so tests can run without it."""
 if not os.environ.get("JAXSTATIC_PURE_PYTHON"):
     try:
-        from . import _lanecall as compiled
+        from . import _hits as compiled
     except ImportError:  # pragma: no cover (an install without a C compiler)
         compiled = None
 

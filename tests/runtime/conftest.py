@@ -9,10 +9,10 @@ from jaxstatic import _compiled
 
 @pytest.fixture(params=["C hit", "generated hit"])
 def hit_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A test run twice: with the cache hits in C (``jaxstatic._lanecall``, where it was built) and with the
+    """A test run twice: with the cache hits in C (``jaxstatic._hits``, where it was built) and with the
     generated Python code alone, as an install without a C compiler (or with ``JAXSTATIC_PURE_PYTHON=1``) runs."""
     if request.param == "C hit" and _compiled.compiled is None:
-        pytest.skip("jaxstatic._lanecall was not built here")
+        pytest.skip("jaxstatic._hits was not built here")
     if request.param == "generated hit":
         monkeypatch.setattr(_compiled, "compiled", None)
     return str(request.param)

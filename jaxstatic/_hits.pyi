@@ -1,4 +1,4 @@
-# The types of the compiled lane hit (_lanecall.c).
+# The types of the compiled lane hit (_hits.c).
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 

@@ -1,4 +1,4 @@
-"""The general path's cache hit in C (``_lanecall.KeyCall``) changes nothing but the cost: each test runs with it
+"""The general path's cache hit in C (``_hits.KeyCall``) changes nothing but the cost: each test runs with it
 and with the generated dispatcher alone, and asserts what a user sees (values, traces, hits, order of eviction,
 errors) for the values it keys itself (atomic ones, floats, containers remembered by identity) and those it hands
 back (zeros, NaN, containers changed in place, other objects)."""
@@ -6,6 +6,9 @@ back (zeros, NaN, containers changed in place, other objects)."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import shutil
+import sysconfig
 import threading
 from typing import Any
 
@@ -14,9 +17,7 @@ import jax.numpy as jnp
 import pytest
 
 import jaxstatic as js
-from jaxstatic import Static
-
-pytestmark = pytest.mark.usefixtures("hit_path")
+from jaxstatic import Static, _compiled
 
 
 def _scaled() -> tuple[js.JitFunction[Any, Any], list[Any]]:
@@ -144,3 +145,13 @@ def test_concurrent_hits_are_counted_exactly(hit_path: str) -> None:
         t.join(60)
     assert len(seen) == 4
     assert f.cache_info().hits == 800 - 2
+
+
+def test_an_install_with_a_c_compiler_has_the_hits_in_c() -> None:
+    """The extension is optional: an install without a compiler falls back silently. Where one is found (as on
+    CI), a build that failed would go unnoticed but for this test."""
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None or os.environ.get("JAXSTATIC_PURE_PYTHON"):
+        pytest.skip(f"no C compiler ({compiler}) here, or JAXSTATIC_PURE_PYTHON is set")
+    assert _compiled.compiled is not None
+    assert {"LaneCall", "KeyCall"} <= set(dir(_compiled.compiled))

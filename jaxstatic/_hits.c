@@ -1,17 +1,25 @@
-/* The exact-key lane's call in C: a cache hit of ``jaxstatic.jit`` with no Python frame of jaxstatic's.
+/* jaxstatic's cache hits in C: a hit with no Python frame of jaxstatic's (built by ``_compiled``).
 
-   ``LaneCall`` does what the lane's generated ``__call__`` (``_codegen.generate_lane``) does for the commonest call
-   shape, every parameter given by position or in order by name: it checks that each static value is of an exact
-   type (``_freeze.LANE``) or a function or class the lane keeps, counts the call, and hands the arguments, as they
-   are, to the ``jax.jit`` program whose static arguments are ours. Any other call goes to the generated
-   ``__call__`` (``fallback``) unchanged, so the two can never disagree about what a call means: this is only a
-   shorter road to the same program. A call that raises is handed, with its exception, to ``failed`` (Python),
-   which names the parameter at fault and counts the failure as the generated code does.
+   Each type does what the generated Python code of the same call does (``_codegen``), for the calls it can take
+   whole, and hands every other call to that code (``fallback``) unchanged, so the two can never disagree about
+   what a call means: this is only a shorter road to the same program. A call that raises is handed, with its
+   exception, to ``failed`` (Python), which names the parameter at fault and counts the failure as the generated
+   code does.
 
-   Why C: Python calls an object whose class defines ``__call__`` in Python through ``tp_call`` (an argument tuple,
-   a method lookup, a new frame); measured on a 2-core machine, that costs 5-7% of a 6 us ``jax.jit`` hit, and the
-   generated frame's own work ~3% more. Through this object a hit costs ~1-2% over ``jax.jit`` (see
-   ``benchmarks/dispatch.py``). Building it is optional: without a compiler jaxstatic uses the generated frame. */
+   - ``LaneCall``, the exact-key lane's hit (``_lane``): the values in the lane's canonical order (positional
+     parameters by position, keyword-only ones by name, Static defaults left out filled in), each static value's
+     type checked (``_freeze.LANE``, or a function or class the lane keeps), the call counted, and JAX's program,
+     whose static arguments are ours, called.
+   - ``KeyCall``, the general path's hit of one positional call shape (``_core``): the flat key (``_codegen``) for
+     atomic values, floats other than zeros and NaN, and containers remembered by identity (``_memo``) that still
+     hold the same objects; looked up in the function's cache; the call counted, the cache's order of use kept,
+     the program called with the dynamic values.
+
+   Why C: Python calls an object whose class defines ``__call__`` in Python through its argument-tuple protocol
+   and runs a new frame; measured on a 2-core machine, a lane hit's frame cost 5-10% of a 6 us ``jax.jit`` hit,
+   and a same-object 10-entry dict config's identity check and key ~1.5 us more. Building this is optional:
+   without a compiler jaxstatic runs the generated code for every call (``benchmarks/dispatch.py`` measures
+   both). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -24,7 +32,7 @@ typedef struct {
     vectorcallfunc vectorcall;
     PyObject *program;   /* jax.jit of the traced body, static_argnums = the static parameters */
     PyObject *fallback;  /* the generated __call__, bound to the jaxstatic function: every other call */
-    PyObject *failed;    /* failed(exception, positional args): raises what the user sees */
+    PyObject *failed;    /* failed(exception, positional args, keyword-only args): raises what the user sees */
     PyObject *allowed;   /* frozenset of the exact types (_freeze.LANE) */
     PyObject *kept;      /* dict id -> module-level function or class the lane takes */
     PyObject *names;     /* tuple: the parameters' names, positional ones then keyword-only ones, as declared */
@@ -333,7 +341,7 @@ static PyType_Slot lane_slots[] = {
 };
 
 static PyType_Spec lane_spec = {
-    "jaxstatic._lanecall.LaneCall",
+    "jaxstatic._hits.LaneCall",
     sizeof(LaneCall),
     0,
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
@@ -704,7 +712,7 @@ static PyType_Slot key_slots[] = {
 };
 
 static PyType_Spec key_spec = {
-    "jaxstatic._lanecall.KeyCall",
+    "jaxstatic._hits.KeyCall",
     sizeof(KeyCall),
     0,
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
@@ -712,7 +720,7 @@ static PyType_Spec key_spec = {
 };
 
 static int
-lanecall_exec(PyObject *module)
+hits_exec(PyObject *module)
 {
     PyObject *type = PyType_FromSpec(&lane_spec);
     if (type == NULL) {
@@ -733,25 +741,25 @@ lanecall_exec(PyObject *module)
     return 0;
 }
 
-static PyModuleDef_Slot lanecall_module_slots[] = {
-    {Py_mod_exec, lanecall_exec},
+static PyModuleDef_Slot hits_module_slots[] = {
+    {Py_mod_exec, hits_exec},
     {0, NULL},
 };
 
-static struct PyModuleDef lanecall_module = {
+static struct PyModuleDef hits_module = {
     PyModuleDef_HEAD_INIT,
-    "jaxstatic._lanecall",
-    "The exact-key lane's cache hit, called in C (optional: jaxstatic works without it).",
+    "jaxstatic._hits",
+    "jaxstatic's cache hits in C (optional: jaxstatic works the same without it).",
     0,
     NULL,
-    lanecall_module_slots,
+    hits_module_slots,
     NULL,
     NULL,
     NULL,
 };
 
 PyMODINIT_FUNC
-PyInit__lanecall(void)
+PyInit__hits(void)
 {
-    return PyModuleDef_Init(&lanecall_module);
+    return PyModuleDef_Init(&hits_module);
 }
