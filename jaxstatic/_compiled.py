@@ -12,9 +12,9 @@ config's identity check ~0.7 us more. The C objects are installed as the class-l
 - ``LaneCall``, the exact-key lane's hit (``_lane``): the call's values in the lane's canonical order (static
   defaults left out filled in), each static value's type checked, the call counted, JAX's program called.
 - ``KeyCall``, the general path's hit for the first positional call shape (``_core``): the flat key built as
-  ``_codegen`` builds it, for atomic values, floats other than zeros and NaN, and containers remembered by identity
-  (``_memo``) that still hold the same objects; looked up in the same cache; on a miss, or any other value, the
-  generated dispatcher.
+  ``_codegen`` builds it, for atomic values, floats other than zeros and NaN, containers remembered by identity
+  (``_memo``) that still hold the same objects, and dicts rebuilt from the same objects as one remembered by its
+  contents; looked up in the same cache; on a miss, or any other value, the generated dispatcher.
 """
 
 from __future__ import annotations
@@ -78,9 +78,11 @@ def key_call(owner: StaticFunction[Any, Any], plan: Plan, entry: Callable[..., A
         if src.kind != "arg" and constant is None:
             return entry
         statics.append(src.index if constant is None else constant)
+    remembered, contents, nested, shallow = owner._memo.dicts
     call: Callable[..., Any] = compiled.KeyCall(
         fallback=types.MethodType(entry, owner), failed=functools.partial(raise_failed, owner, plan),
-        cache=owner._cache, remembered=owner._memo.by_id, atomic=_freeze.ATOMIC, calls=owner._stats.calls,
+        cache=owner._cache, remembered=remembered, contents=contents, nested=nested, shallow=shallow,
+        atomic=_freeze.ATOMIC, calls=owner._stats.calls,
         touch=namespace["touch"], vid=plan.vid, nargs=plan.nargs, statics=tuple(statics),
         dynamics=tuple(src.index for _, src in plan.dynamics))
     return call

@@ -11,8 +11,9 @@
      type checked (``_freeze.LANE``, or a function or class the lane keeps), the call counted, and JAX's program,
      whose static arguments are ours, called.
    - ``KeyCall``, the general path's hit of one positional call shape (``_core``): the flat key (``_codegen``) for
-     atomic values, floats other than zeros and NaN, and containers remembered by identity (``_memo``) that still
-     hold the same objects; looked up in the function's cache; the call counted, the cache's order of use kept,
+     atomic values, floats other than zeros and NaN, containers remembered by identity (``_memo``) that still
+     hold the same objects, and dicts rebuilt from the same objects as one remembered by its contents; looked up
+     in the function's cache; the call counted, the cache's order of use kept,
      the program called with the dynamic values.
 
    Why C: Python calls an object whose class defines ``__call__`` in Python through its argument-tuple protocol
@@ -359,6 +360,9 @@ typedef struct {
     PyObject *failed;      /* failed(exception, args, kwargs): raises what the user sees */
     PyObject *cache;       /* the function's OrderedDict: flat key -> program */
     PyObject *remembered;  /* IdentityMemo's dict: id -> (value, pair, keys or items, values, length) */
+    PyObject *contents;    /* IdentityMemo's dict: contents signature -> (pair, objects held) */
+    PyObject *nested;      /* IdentityMemo's dict: key ids -> positions of tuple values */
+    PyObject *shallow;     /* IdentityMemo's dict: tuple type -> whether it is its items and nothing else */
     PyObject *atomic;      /* frozenset: _freeze.ATOMIC, the types whose value is its own key */
     PyObject *calls;       /* itertools.count of the function's calls */
     PyObject *touch;       /* touch(key): keep the cache's order of use */
@@ -432,6 +436,108 @@ key_remembered(KeyCall *self, PyObject *value, PyObject **type, PyObject **froze
     return 1;
 }
 
+/* The key pair of a dict rebuilt from the same objects as one remembered by its contents (``IdentityMemo``'s
+   ``_signature``: the ids of its keys, and of its values, a plain or named tuple value by its type and its items'
+   ids): 1 with *type and *value set (borrowed), 0 when not found or when Python must decide (a tuple type not yet
+   judged), -1 with an exception set. */
+static int
+key_by_contents(KeyCall *self, PyObject *dict, PyObject **type, PyObject **frozen)
+{
+    Py_ssize_t n = PyDict_GET_SIZE(dict);
+    PyObject *kids = PyTuple_New(n), *values = PyTuple_New(n), *ids = PyTuple_New(n), *signature = NULL;
+    int result = -1;
+    if (kids == NULL || values == NULL || ids == NULL) {
+        goto done;
+    }
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(dict, &pos, &k, &v)) {
+        PyObject *kid = PyLong_FromVoidPtr(k), *vid = PyLong_FromVoidPtr(v);
+        if (kid == NULL || vid == NULL) {
+            Py_XDECREF(kid);
+            Py_XDECREF(vid);
+            goto done;
+        }
+        PyTuple_SET_ITEM(kids, i, kid);
+        PyTuple_SET_ITEM(ids, i, vid);
+        PyTuple_SET_ITEM(values, i, Py_NewRef(v));
+        i++;
+    }
+    PyObject *nested = PyDict_GetItemWithError(self->nested, kids);  /* borrowed */
+    if (nested == NULL && PyErr_Occurred()) {
+        goto done;
+    }
+    if (nested != NULL && PyTuple_CheckExact(nested)) {
+        for (Py_ssize_t m = 0; m < PyTuple_GET_SIZE(nested); m++) {
+            Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(nested, m));
+            if (j == -1 && PyErr_Occurred()) {
+                goto done;
+            }
+            if (j < 0 || j >= n) {
+                result = 0;
+                goto done;
+            }
+            PyObject *item = PyTuple_GET_ITEM(values, j);
+            PyObject *shallow = PyDict_GetItemWithError(self->shallow, (PyObject *)Py_TYPE(item));  /* borrowed */
+            if (shallow == NULL) {
+                result = PyErr_Occurred() ? -1 : 0;  /* a type not judged yet: Python judges it */
+                goto done;
+            }
+            if (shallow != Py_True) {
+                continue;
+            }
+            if (!PyTuple_Check(item)) {
+                result = 0;
+                goto done;
+            }
+            Py_ssize_t len = PyTuple_GET_SIZE(item);
+            PyObject *inner = PyTuple_New(len);
+            if (inner == NULL) {
+                goto done;
+            }
+            for (Py_ssize_t q = 0; q < len; q++) {
+                PyObject *iid = PyLong_FromVoidPtr(PyTuple_GET_ITEM(item, q));
+                if (iid == NULL) {
+                    Py_DECREF(inner);
+                    goto done;
+                }
+                PyTuple_SET_ITEM(inner, q, iid);
+            }
+            PyObject *typed = PyTuple_Pack(2, (PyObject *)Py_TYPE(item), inner);
+            Py_DECREF(inner);
+            if (typed == NULL) {
+                goto done;
+            }
+            PyObject *old = PyTuple_GET_ITEM(ids, j);
+            PyTuple_SET_ITEM(ids, j, typed);
+            Py_DECREF(old);
+        }
+    }
+    signature = PyTuple_Pack(2, kids, ids);
+    if (signature == NULL) {
+        goto done;
+    }
+    PyObject *found = PyDict_GetItemWithError(self->contents, signature);  /* borrowed: (pair, objects held) */
+    if (found == NULL) {
+        result = PyErr_Occurred() ? -1 : 0;
+        goto done;
+    }
+    PyObject *pair = PyTuple_CheckExact(found) && PyTuple_GET_SIZE(found) == 2 ? PyTuple_GET_ITEM(found, 0) : NULL;
+    if (pair == NULL || !PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+        result = 0;
+        goto done;
+    }
+    *type = PyTuple_GET_ITEM(pair, 0);
+    *frozen = PyTuple_GET_ITEM(pair, 1);
+    result = 1;
+done:
+    Py_XDECREF(kids);
+    Py_XDECREF(values);
+    Py_XDECREF(ids);
+    Py_XDECREF(signature);
+    return result;
+}
+
 /* The flat cache key of this call (``_codegen``: vid, then a type and a value per static parameter), as the
    generated dispatcher builds it; NULL with no exception when a value needs the dispatcher (a container not
    remembered, a float zero or NaN, any other object: to be frozen). */
@@ -462,6 +568,9 @@ key_of(KeyCall *self, PyObject *const *args)
             if (!atomic && !(PyFloat_CheckExact(value) && PyFloat_AS_DOUBLE(value) != 0.0 &&
                              !Py_IS_NAN(PyFloat_AS_DOUBLE(value)))) {
                 int found = key_remembered(self, value, &type, &value);
+                if (found == 0 && PyDict_CheckExact(value)) {
+                    found = key_by_contents(self, value, &type, &value);
+                }
                 if (found <= 0) {
                     Py_DECREF(key);
                     return NULL;
@@ -587,12 +696,14 @@ key_positions(PyObject *tuple, Py_ssize_t limit, int constants)
 static PyObject *
 key_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"fallback", "failed", "cache", "remembered", "atomic", "calls", "touch", "vid",
-                               "nargs", "statics", "dynamics", NULL};
-    PyObject *fallback, *failed, *cache, *remembered, *atomic, *calls, *touch, *vid, *statics, *dynamics;
+    static char *keywords[] = {"fallback", "failed", "cache", "remembered", "contents", "nested", "shallow",
+                               "atomic", "calls", "touch", "vid", "nargs", "statics", "dynamics", NULL};
+    PyObject *fallback, *failed, *cache, *remembered, *contents, *nested, *shallow, *atomic, *calls, *touch, *vid,
+        *statics, *dynamics;
     Py_ssize_t nargs;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOO!O!O!OOOnO!O!:KeyCall", keywords, &fallback, &failed,
-                                     &PyDict_Type, &cache, &PyDict_Type, &remembered, &PyFrozenSet_Type, &atomic,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOO!O!O!O!O!O!OOOnO!O!:KeyCall", keywords, &fallback, &failed,
+                                     &PyDict_Type, &cache, &PyDict_Type, &remembered, &PyDict_Type, &contents,
+                                     &PyDict_Type, &nested, &PyDict_Type, &shallow, &PyFrozenSet_Type, &atomic,
                                      &calls, &touch, &vid, &nargs, &PyTuple_Type, &statics, &PyTuple_Type,
                                      &dynamics)) {
         return NULL;
@@ -621,6 +732,9 @@ key_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->failed = Py_NewRef(failed);
     self->cache = Py_NewRef(cache);
     self->remembered = Py_NewRef(remembered);
+    self->contents = Py_NewRef(contents);
+    self->nested = Py_NewRef(nested);
+    self->shallow = Py_NewRef(shallow);
     self->atomic = Py_NewRef(atomic);
     self->calls = Py_NewRef(calls);
     self->touch = Py_NewRef(touch);
@@ -649,6 +763,9 @@ key_traverse(KeyCall *self, visitproc visit, void *arg)
     Py_VISIT(self->failed);
     Py_VISIT(self->cache);
     Py_VISIT(self->remembered);
+    Py_VISIT(self->contents);
+    Py_VISIT(self->nested);
+    Py_VISIT(self->shallow);
     Py_VISIT(self->atomic);
     Py_VISIT(self->calls);
     Py_VISIT(self->touch);
@@ -665,6 +782,9 @@ key_clear(KeyCall *self)
     Py_CLEAR(self->failed);
     Py_CLEAR(self->cache);
     Py_CLEAR(self->remembered);
+    Py_CLEAR(self->contents);
+    Py_CLEAR(self->nested);
+    Py_CLEAR(self->shallow);
     Py_CLEAR(self->atomic);
     Py_CLEAR(self->calls);
     Py_CLEAR(self->touch);
@@ -699,8 +819,8 @@ static PyMemberDef key_members[] = {
 };
 
 static PyType_Slot key_slots[] = {
-    {Py_tp_doc, "KeyCall(*, fallback, failed, cache, remembered, atomic, calls, touch, vid, nargs, statics,\n"
-                "        dynamics)\n--\n\nA cache hit of the general path, called in C (jaxstatic._core)."},
+    {Py_tp_doc, "KeyCall(*, fallback, failed, cache, remembered, contents, nested, shallow, atomic, calls, touch,\n"
+                "        vid, nargs, statics, dynamics)\n--\n\nA cache hit of the general path, called in C."},
     {Py_tp_new, key_new},
     {Py_tp_call, key_call},
     {Py_tp_traverse, key_traverse},

@@ -47,10 +47,12 @@ class IdentityMemo:
         # id -> (value, pair, its keys or items, its values, its length; -1: immutable, never checked)
         self._entries: dict[int, tuple[Any, Any, tuple[Any, ...], tuple[Any, ...], int]] = {}
         self.remembered = self._entries.get  # the same dict for good: clear() empties it in place
-        self.by_id = self._entries  # read by the general path's hit in C (_hits.KeyCall), as ``remembered``
+
         self._contents: dict[Any, tuple[Any, Any]] = {}  # contents signature -> (pair, objects held)
         self._nested: dict[tuple[int, ...], tuple[int, ...]] = {}  # key ids -> positions of tuple values
         self._tuple_types: dict[type, bool] = {tuple: True}
+        # read by the general path's hit in C (``_hits.KeyCall``), as ``get`` reads them: the same dicts for good
+        self.dicts = (self._entries, self._contents, self._nested, self._tuple_types)
 
     def get(self, value: Any) -> Any:
         hit = self._entries.get(id(value))
@@ -112,7 +114,8 @@ class IdentityMemo:
         self._entries.clear()
         self._contents.clear()
         self._nested.clear()
-        self._tuple_types = {tuple: True}
+        self._tuple_types.clear()
+        self._tuple_types[tuple] = True
 
     def _shallow(self, t: type) -> bool:
         """A tuple type whose instances are their items and nothing else: ``tuple``, or a named tuple (no

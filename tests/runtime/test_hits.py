@@ -10,7 +10,7 @@ import os
 import shutil
 import sysconfig
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -53,6 +53,33 @@ def test_a_config_passed_again_is_a_hit_until_it_changes_in_place(hit_path: str)
     assert f(x, items).tolist() == [4.0]
     assert len(seen) == 5
     assert f.cache_info() == js.CacheInfo(hits=4, misses=5, maxsize=8192, currsize=5, evictions=0)
+
+
+class Optimizer(NamedTuple):
+    update: Any
+    scale: float
+
+
+def _update(g: Any) -> Any:
+    return -g
+
+
+def test_a_config_rebuilt_from_the_same_objects_is_a_hit_and_from_others_is_not(hit_path: str) -> None:
+    f, seen = _scaled()
+    x = jnp.ones(1)
+    lr, other = 0.5, 0.25
+    for _ in range(3):
+        assert f(x, {"a": lr, "opt": Optimizer(_update, lr)}).tolist() == [0.5]
+    assert len(seen) == 1 and f.cache_info().hits == 2
+    assert f(x, {"a": other, "opt": Optimizer(_update, lr)}).tolist() == [0.25]  # another value object
+    assert f(x, {"opt": Optimizer(_update, lr), "a": lr}).tolist() == [0.5]  # another order: another key
+    assert f(x, {"a": lr, "opt": Optimizer(_update, other)}).tolist() == [0.5]  # inside the named tuple
+    assert f(x, {"a": lr, "opt": (_update, lr)}).tolist() == [0.5]  # a plain tuple is not the named tuple
+    assert f(x, {"a": lr, "opt": Optimizer(_update, lr)}).tolist() == [0.5]
+    assert len(seen) == 5
+    assert f.cache_info() == js.CacheInfo(hits=3, misses=5, maxsize=8192, currsize=5, evictions=0)
+    assert f(x, {"a": 0.5, "opt": Optimizer(_update, 0.5)}).tolist() == [0.5]  # equal objects, found by freezing
+    assert len(seen) == 5 and f.cache_info().hits == 4
 
 
 def test_floats_zeros_and_nan_keep_their_own_programs(hit_path: str) -> None:
