@@ -232,7 +232,7 @@ class StaticFunction(Generic[_P, _R]):
         ``_general_call``.
         """
         cls = self._unspecialized()
-        if isinstance(entry, types.FunctionType):  # not the lane's hit in C (_hits), which has a doc of its own
+        if isinstance(entry, types.FunctionType):  # not a hit in C (_hits), which has a doc of its own
             entry.__doc__ = StaticFunction.__call__.__doc__
         self.__class__ = type(cls.__name__, (cls,), {"__call__": entry, "__module__": cls.__module__,
                                                      "__qualname__": cls.__qualname__, "_specialized": True})

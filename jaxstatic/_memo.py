@@ -47,7 +47,6 @@ class IdentityMemo:
         # id -> (value, pair, its keys or items, its values, its length; -1: immutable, never checked)
         self._entries: dict[int, tuple[Any, Any, tuple[Any, ...], tuple[Any, ...], int]] = {}
         self.remembered = self._entries.get  # the same dict for good: clear() empties it in place
-
         self._contents: dict[Any, tuple[Any, Any]] = {}  # contents signature -> (pair, objects held)
         self._nested: dict[tuple[int, ...], tuple[int, ...]] = {}  # key ids -> positions of tuple values
         self._tuple_types: dict[type, bool] = {tuple: True}
