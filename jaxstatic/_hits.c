@@ -122,8 +122,11 @@ lane_arrange(LaneCall *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
     return j == nkw;
 }
 
+/* A call that raised: hand the exception to ``failed(exception, positional, keyword_only)`` (Python), which raises
+   what the user sees; ``values[:npositional]`` are the call's positional values, ``values[npositional:nvalues]``
+   those of ``names`` by keyword. Always returns NULL with an exception set. */
 static PyObject *
-lane_failed(LaneCall *self, PyObject *const *full)
+hand_failure(PyObject *failed, PyObject *const *values, Py_ssize_t npositional, PyObject *names, Py_ssize_t nvalues)
 {
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
@@ -131,21 +134,21 @@ lane_failed(LaneCall *self, PyObject *const *full)
     if (traceback != NULL) {
         PyException_SetTraceback(value, traceback);
     }
-    PyObject *positional = PyTuple_New(self->npositional);
+    PyObject *positional = PyTuple_New(npositional);
     PyObject *keywords = PyDict_New();
     PyObject *result = NULL;
     if (positional == NULL || keywords == NULL) {
         goto done;
     }
-    for (Py_ssize_t i = 0; i < self->npositional; i++) {
-        PyTuple_SET_ITEM(positional, i, Py_NewRef(full[i]));
+    for (Py_ssize_t i = 0; i < npositional; i++) {
+        PyTuple_SET_ITEM(positional, i, Py_NewRef(values[i]));
     }
-    for (Py_ssize_t i = self->npositional; i < self->nparams; i++) {
-        if (PyDict_SetItem(keywords, PyTuple_GET_ITEM(self->names, i), full[i]) < 0) {
+    for (Py_ssize_t i = npositional; i < nvalues; i++) {
+        if (PyDict_SetItem(keywords, PyTuple_GET_ITEM(names, i), values[i]) < 0) {
             goto done;
         }
     }
-    result = PyObject_CallFunctionObjArgs(self->failed, value, positional, keywords, NULL);
+    result = PyObject_CallFunctionObjArgs(failed, value, positional, keywords, NULL);
 done:
     Py_XDECREF(positional);
     Py_XDECREF(keywords);
@@ -159,6 +162,7 @@ done:
     Py_XDECREF(traceback);
     return NULL;
 }
+
 
 static PyObject *
 lane_vectorcall(LaneCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -189,7 +193,7 @@ lane_vectorcall(LaneCall *self, PyObject *const *args, size_t nargsf, PyObject *
     PyObject *result = PyObject_Vectorcall(self->program, full, self->npositional | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                            self->kwonly);
     if (result == NULL) {
-        return lane_failed(self, full);
+        return hand_failure(self->failed, full, self->npositional, self->names, self->nparams);
     }
     return result;
 }
@@ -583,36 +587,6 @@ key_of(KeyCall *self, PyObject *const *args)
     return key;
 }
 
-static PyObject *
-key_failed(KeyCall *self, PyObject *const *args)
-{
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    PyErr_NormalizeException(&type, &value, &traceback);
-    if (traceback != NULL) {
-        PyException_SetTraceback(value, traceback);
-    }
-    PyObject *positional = PyTuple_New(self->nargs);
-    PyObject *keywords = PyDict_New();
-    PyObject *result = NULL;
-    if (positional != NULL && keywords != NULL) {
-        for (Py_ssize_t i = 0; i < self->nargs; i++) {
-            PyTuple_SET_ITEM(positional, i, Py_NewRef(args[i]));
-        }
-        result = PyObject_CallFunctionObjArgs(self->failed, value, positional, keywords, NULL);
-    }
-    Py_XDECREF(positional);
-    Py_XDECREF(keywords);
-    if (result != NULL || !PyErr_Occurred()) {
-        Py_XDECREF(result);
-        PyErr_Restore(type, value, traceback);
-        return NULL;
-    }
-    Py_XDECREF(type);
-    Py_XDECREF(value);
-    Py_XDECREF(traceback);
-    return NULL;
-}
 
 static PyObject *
 key_vectorcall(KeyCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -656,7 +630,7 @@ key_vectorcall(KeyCall *self, PyObject *const *args, size_t nargsf, PyObject *kw
     PyObject *result = PyObject_Vectorcall(program, buffer + 1, self->ndynamic | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
     Py_DECREF(program);
     if (result == NULL) {
-        return key_failed(self, args);
+        return hand_failure(self->failed, args, self->nargs, NULL, self->nargs);
     }
     return result;
 
