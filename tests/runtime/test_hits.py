@@ -9,7 +9,6 @@ import dataclasses
 import os
 import shutil
 import sysconfig
-import threading
 from typing import Any, NamedTuple
 
 import jax
@@ -18,6 +17,8 @@ import pytest
 
 import jaxstatic as js
 from jaxstatic import Static, _compiled
+
+from ._threads import run_together
 
 
 def _scaled() -> tuple[js.JitFunction[Any, Any], list[Any]]:
@@ -158,18 +159,12 @@ def test_concurrent_hits_are_counted_exactly(hit_path: str) -> None:
     configs = [{"a": 1.0}, {"a": 2.0}]
     for cfg in configs:
         f(x, cfg)
-    barrier = threading.Barrier(4, timeout=20)
 
     def calls() -> None:
-        barrier.wait()
         for i in range(200):
             f(x, configs[i % 2], 2.0 if i % 4 < 2 else 1.0)
 
-    threads = [threading.Thread(target=calls) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    run_together(calls)
     assert len(seen) == 4
     assert f.cache_info().hits == 800 - 2
 

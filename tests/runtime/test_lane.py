@@ -7,7 +7,6 @@ trace counts, hits and errors, whichever path a call takes, and when a function 
 from __future__ import annotations
 
 import enum
-import threading
 from typing import Any
 
 import jax
@@ -19,6 +18,7 @@ import jaxstatic as js
 from jaxstatic import Static, _compat
 
 from ._release import held_until_cleared
+from ._threads import run_together
 
 pytestmark = pytest.mark.usefixtures("hit_path")  # each test with the hits in C and without them
 
@@ -200,17 +200,7 @@ def test_concurrent_first_calls_of_one_key_trace_once() -> None:
     f, _ = _counted()
     x = jnp.ones(1)
     f(x, 0)  # the lane is in place before the threads start
-    barrier = threading.Barrier(4, timeout=20)
-
-    def call() -> None:
-        barrier.wait()
-        f(x, 7)
-
-    threads = [threading.Thread(target=call) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
+    run_together(lambda: f(x, 7))
     assert f.trace_count == 2
 
 
@@ -318,17 +308,11 @@ def test_concurrent_hits_are_counted_exactly(hit_path: str) -> None:
     g, _ = _positional()
     x = jnp.ones(1)
     g(x, 1)
-    barrier = threading.Barrier(4, timeout=20)
 
     def calls() -> None:
-        barrier.wait()
         for i in range(200):
             g(x, 1 + i % 2)
 
-    threads = [threading.Thread(target=calls) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    run_together(calls)
     assert g.trace_count == 2
     assert g.cache_info().hits == 799
