@@ -7,7 +7,8 @@ means, and an install without a C compiler (or run with ``JAXSTATIC_PURE_PYTHON=
 slower. Python calls an object whose class defines ``__call__`` in Python through its argument-tuple protocol, and
 then runs a frame; measured on a 2-core machine, that costs 5-10% of a 6 us ``jax.jit`` hit, and a same-object dict
 config's identity check ~0.7 us more. The C objects are installed as the class-level ``__call__``
-(``StaticFunction._specialize``), so no frame of jaxstatic's runs on a hit.
+(``StaticFunction._specialize``), so no frame of jaxstatic's runs on a hit, and ``attach`` points the function's own
+call slot at them (``Base``), so no argument tuple or keyword dict is built for it either.
 
 - ``LaneCall``, the exact-key lane's hit (``_lane``): the call's values in the lane's canonical order (static
   defaults left out filled in), each static value's type checked, the call counted, JAX's program called.
@@ -32,15 +33,40 @@ if TYPE_CHECKING:
     from ._core import StaticFunction
     from ._lane import Lane
 
-compiled: types.ModuleType | None = None
-"""``jaxstatic._hits``, or None: then the generated code takes every call. Built where a C compiler was found
-at install time; ``JAXSTATIC_PURE_PYTHON=1`` leaves it unused (every hit then has a Python frame, which pdb can
-step into). Read at each use, so tests can run without it."""
+extension: types.ModuleType | None = None
+"""``jaxstatic._hits``, or None: built where a C compiler was found at install time; ``JAXSTATIC_PURE_PYTHON=1``
+leaves it unused (every hit then has a Python frame, which pdb can step into)."""
 if not os.environ.get("JAXSTATIC_PURE_PYTHON"):
     try:
-        from . import _hits as compiled
+        from . import _hits as extension
     except ImportError:  # pragma: no cover (an install without a C compiler)
-        compiled = None
+        extension = None
+
+compiled = extension
+"""What builds the hits: ``extension``, or None, and then the generated code takes every call. Read at each use, so
+tests can run without it."""
+
+
+
+class _NoSlot:
+    """``StaticFunction``'s base without the extension: nothing."""
+
+    __slots__ = ()
+
+
+if TYPE_CHECKING:
+    Base = _NoSlot
+else:
+    Base = _NoSlot if extension is None else extension.Base
+"""``StaticFunction``'s base: with the extension, its instances carry a call slot of their own, which ``attach``
+points at their hit in C, so that no argument tuple is built for them."""
+
+
+def attach(owner: StaticFunction[Any, Any], entry: Callable[..., Any] | None) -> None:
+    """``owner``'s class was just made with ``entry`` as its ``__call__`` (None: is about to be its shared class's):
+    calls of ``owner`` now go straight to ``entry`` where it is a hit in C, and through its class otherwise."""
+    if extension is not None:
+        extension.attach(owner, entry if isinstance(entry, (extension.LaneCall, extension.KeyCall)) else None)
 
 _MAX_DYNAMIC = 64  # KeyCall's bound: a shape with more dynamic values keeps its generated dispatcher
 
@@ -105,4 +131,4 @@ def raise_failed(owner: StaticFunction[Any, Any], plan: Plan, err: BaseException
         raise
 
 
-__all__ = ["compiled", "key_call", "lane_call", "raise_failed"]
+__all__ = ["Base", "attach", "compiled", "extension", "key_call", "lane_call", "raise_failed"]

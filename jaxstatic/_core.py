@@ -81,7 +81,7 @@ class _InFlight:
         self.done = threading.Event()
 
 
-class StaticFunction(Generic[_P, _R]):
+class StaticFunction(_compiled.Base, Generic[_P, _R]):
     """A function transformed by jaxstatic. Call it like the function it wraps."""
 
     _transform: ClassVar[str] = "transform"
@@ -236,12 +236,14 @@ class StaticFunction(Generic[_P, _R]):
             entry.__doc__ = StaticFunction.__call__.__doc__
         self.__class__ = type(cls.__name__, (cls,), {"__call__": entry, "__module__": cls.__module__,
                                                      "__qualname__": cls.__qualname__, "_specialized": True})
+        _compiled.attach(self, entry)
 
     def _unspecialized(self) -> type:
         cls = type(self)
         return cls.__base__ if cls.__dict__.get("_specialized") else cls  # type: ignore[return-value]
 
     def _unspecialize(self) -> None:
+        _compiled.attach(self, None)
         self.__class__ = self._unspecialized()
 
     def _namespace(self, plan: Plan) -> dict[str, Any]:

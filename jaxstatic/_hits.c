@@ -813,6 +813,145 @@ static PyType_Spec key_spec = {
     key_slots,
 };
 
+/* ---- Base: jaxstatic's functions called straight into their hit ------------------------------------------------ */
+
+/* Python calls an object whose class defines ``__call__`` in Python by packing its arguments into a tuple (and its
+   keywords into a dict), even where that ``__call__`` is one of the hits above; on a 2-core machine that packing
+   is ~3% of a ``jax.jit`` hit, and more for a call with keywords. ``StaticFunction`` derives from ``Base``, whose
+   instances carry their own vectorcall slot: ``attach(function, hit)`` points it at the hit, so the call goes from
+   the caller's frame to the hit with no tuple, dict or frame in between, and ``attach(function, None)`` returns the
+   function to its class's ``__call__``. The class keeps that hit as ``__call__`` as well (``_core._specialize``),
+   so a call by the argument-tuple protocol (``PyObject_Call``) or through ``type(f).__call__`` reaches the same
+   code. */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;  /* NULL: the class's __call__ takes every call */
+    PyObject *hit;              /* the LaneCall or KeyCall the slot forwards to, or NULL */
+} Base;
+
+/* Both hits start with PyObject_HEAD and their vectorcall function: the forwarder calls it with no lookup. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+} Hit;
+
+static PyObject *
+base_vectorcall(Base *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyObject *hit = self->hit;
+    Py_INCREF(hit);  /* a miss may attach another hit (or none) while this one runs */
+    PyObject *result = ((Hit *)hit)->vectorcall(hit, args, nargsf, kwnames);
+    Py_DECREF(hit);
+    return result;
+}
+
+static int
+base_traverse(Base *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->hit);
+    return 0;
+}
+
+static int
+base_clear(Base *self)
+{
+    self->vectorcall = NULL;
+    Py_CLEAR(self->hit);
+    return 0;
+}
+
+static void
+base_dealloc(Base *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    base_clear(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyMemberDef base_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Base, vectorcall), READONLY, NULL},
+    {"_call_slot", T_OBJECT, offsetof(Base, hit), READONLY, "The hit in C that calls go straight to, or None."},
+    {NULL},
+};
+
+static PyType_Slot base_slots[] = {
+    {Py_tp_doc, "The base of jaxstatic's functions: a call goes straight to the hit attach() gave it, if any."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_traverse, base_traverse},
+    {Py_tp_clear, base_clear},
+    {Py_tp_dealloc, base_dealloc},
+    {Py_tp_members, base_members},
+    {0, NULL},
+};
+
+static PyType_Spec base_spec = {
+    "jaxstatic._hits.Base",
+    sizeof(Base),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    base_slots,
+};
+
+/* attach(function, hit): calls of ``function`` go straight to ``hit`` (a LaneCall or KeyCall), or, for None, to
+   its class's ``__call__``. ``function``'s class must be its own (``_core._specialize`` makes one per function):
+   the class is marked as taking vectorcall, which Python reads from the class on each call and does not pass on to
+   heap subclasses before 3.12 (nor keep after ``__call__`` is set on the class, from 3.12). */
+static PyObject *
+hits_attach(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "attach(function, hit) takes two arguments");
+        return NULL;
+    }
+    PyObject *base_type = PyObject_GetAttrString(module, "Base");
+    PyObject *lane_type = PyObject_GetAttrString(module, "LaneCall");
+    PyObject *key_type = PyObject_GetAttrString(module, "KeyCall");
+    PyObject *result = NULL;
+    if (base_type == NULL || lane_type == NULL || key_type == NULL) {
+        goto done;
+    }
+    PyObject *function = args[0], *hit = args[1];
+    PyTypeObject *type = Py_TYPE(function);
+    if (!PyObject_TypeCheck(function, (PyTypeObject *)base_type) || type == (PyTypeObject *)base_type
+            || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+        PyErr_Format(PyExc_TypeError, "attach() takes a jaxstatic function, not %R", function);
+        goto done;
+    }
+    if (hit != Py_None && !Py_IS_TYPE(hit, (PyTypeObject *)lane_type) && !Py_IS_TYPE(hit, (PyTypeObject *)key_type)) {
+        PyErr_Format(PyExc_TypeError, "attach() takes a LaneCall, a KeyCall or None, not %R", hit);
+        goto done;
+    }
+    Base *self = (Base *)function;
+    PyObject *old = self->hit;
+    if (hit == Py_None) {
+        self->vectorcall = NULL;
+        self->hit = NULL;
+    }
+    else {
+        self->hit = Py_NewRef(hit);
+        self->vectorcall = (vectorcallfunc)base_vectorcall;
+        type->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+    }
+    Py_XDECREF(old);
+    result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(base_type);
+    Py_XDECREF(lane_type);
+    Py_XDECREF(key_type);
+    return result;
+}
+
+static PyMethodDef hits_methods[] = {
+    {"attach", (PyCFunction)(void (*)(void))hits_attach, METH_FASTCALL,
+     "attach(function, hit): calls of a jaxstatic function go straight to hit (a LaneCall or KeyCall), or, for "
+     "None, to its class's __call__."},
+    {NULL, NULL, 0, NULL},
+};
+
 static int
 hits_exec(PyObject *module)
 {
@@ -832,6 +971,14 @@ hits_exec(PyObject *module)
         Py_DECREF(type);
         return -1;
     }
+    type = PyType_FromSpec(&base_spec);
+    if (type == NULL) {
+        return -1;
+    }
+    if (PyModule_AddObject(module, "Base", type) < 0) {
+        Py_DECREF(type);
+        return -1;
+    }
     return 0;
 }
 
@@ -845,7 +992,7 @@ static struct PyModuleDef hits_module = {
     "jaxstatic._hits",
     "jaxstatic's cache hits in C (optional: jaxstatic works the same without it).",
     0,
-    NULL,
+    hits_methods,
     hits_module_slots,
     NULL,
     NULL,

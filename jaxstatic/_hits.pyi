@@ -1,4 +1,4 @@
-# The types of the compiled lane hit (_hits.c).
+# The types of the cache hits in C (_hits.c).
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
@@ -43,3 +43,10 @@ class KeyCall:
         dynamics: tuple[int, ...],
     ) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+class Base:
+    """The base of jaxstatic's functions: a call goes straight to the hit ``attach`` gave it, if any."""
+    @property
+    def _call_slot(self) -> LaneCall | KeyCall | None: ...
+
+def attach(function: Base, hit: LaneCall | KeyCall | None, /) -> None: ...

@@ -6,6 +6,7 @@ back (zeros, NaN, containers changed in place, other objects)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import shutil
 import sysconfig
@@ -177,3 +178,33 @@ def test_an_install_with_a_c_compiler_has_the_hits_in_c() -> None:
         pytest.skip(f"no C compiler ({compiler}) here, or JAXSTATIC_PURE_PYTHON is set")
     assert _compiled.compiled is not None
     assert {"LaneCall", "KeyCall"} <= set(dir(_compiled.compiled))
+
+
+def test_every_way_of_calling_reaches_the_same_hit(hit_path: str) -> None:
+    """With the extension a function's own call slot goes straight to its hit (no argument tuple or keyword dict is
+    built); a call by the argument-tuple protocol (``f(*args, **kwargs)``), through ``__call__``, a partial or
+    ``map`` reaches the same hit, before and after the function leaves the exact-key lane."""
+    traced: list[Any] = []
+
+    @js.jit
+    def f(x: jax.Array, n: Static[Any], *, mode: Static[str] = "add") -> jax.Array:
+        traced.append((n, mode))
+        return x + len(n) if isinstance(n, dict) else (x + n if mode == "add" else x * n)
+
+    x = jnp.ones(2)
+
+    def every_way(n: Any) -> list[list[float]]:
+        ways = [lambda: f(x, n), lambda: f(x, n=n), lambda: f(x, n, mode="add"), lambda: f(*(x, n), **{"mode": "add"}),
+                lambda: f.__call__(x, n), lambda: functools.partial(f, x)(n), lambda: next(map(f, [x], [n]))]
+        return [way().tolist() for way in ways]
+
+    assert every_way(2) == [[3.0, 3.0]] * 7
+    assert traced == [(2, "add")] and f.cache_info().hits == 6
+    assert (getattr(f, "_call_slot", None) is type(f).__call__) == (hit_path == "C hit")
+    assert f(x, 2, mode="mul").tolist() == [2.0, 2.0]
+    cfg = {"a": 1, "b": 2}  # a container: the function leaves the lane (where it was on it) for the general path
+    assert every_way(cfg) == [[3.0, 3.0]] * 7
+    assert every_way(2) == [[3.0, 3.0]] * 7
+    assert traced == [(2, "add"), (2, "mul"), (cfg, "add")]
+    assert f.cache_info().hits == 6 + 6 + 7
+    assert (getattr(f, "_call_slot", None) is type(f).__call__) == (hit_path == "C hit")
