@@ -1,12 +1,13 @@
 """Cache-hit dispatch cost of jaxstatic.jit against jax.jit, equinox.filter_jit and (where the statics are hashable,
 which it requires) jax_dataclasses.jit, measured in one process.
 
-Each case runs every contender in turn (interleaved), ``ROUNDS`` times, each time ``CALLS`` calls; the table shows
+Each case runs every contender in turn (interleaved), ``ROUNDS`` times, each time ``CALLS`` calls in ``BLOCKS`` turns
+(the contenders alternate every ``CALLS // BLOCKS`` calls, so a round's contenders share the machine's load); the table shows
 the median microseconds per call and the ratio to jax.jit; ``--ranges`` adds each ratio's range over the rounds
 (each round's ratio to that round's jax.jit), the spread a loaded machine gives. Results are never waited for inside the timed loop (all
 three dispatch asynchronously, except where noted), so this is the Python-side cost of a call.
 
-Run: python benchmarks/dispatch.py [--rounds 15] [--calls 2000] [--baseline PATH] [--json PATH]
+Run: python benchmarks/dispatch.py [--rounds 15] [--calls 2000] [--blocks 10] [--baseline PATH] [--json PATH]
 
 ``--json PATH`` also writes what the table shows (medians, ratios, each ratio's per-round spread), with the date, the
 machine (CPU model, cores, load average before and after) and the package versions, for
@@ -49,20 +50,28 @@ def per_call_us(fn: Callable[[], Any], calls: int) -> float:
 
 
 def samples_us(contenders: dict[str, Callable[[], Any]], rounds: int, calls: int,
-               settle: bool = False) -> dict[str, list[float]]:
-    """Microseconds per call, one sample per round, the contenders interleaved within each round. ``settle`` waits
-    for every contender's results after each round (for pmap, whose queued work would otherwise pile up)."""
+               settle: bool = False, blocks: int = 1) -> dict[str, list[float]]:
+    """Microseconds per call, one sample per round, the contenders interleaved within each round: in ``blocks``
+    turns of ``calls // blocks`` calls each, so that a round's samples share the machine's load more evenly (on a
+    shared machine the load changes within milliseconds, one contender's 2000 calls). ``settle`` waits for every
+    contender's results after each round (for pmap, whose queued work would otherwise pile up)."""
     for fn in contenders.values():  # compile, then warm up
         jax.block_until_ready(fn())
         per_call_us(fn, calls // 10 or 1)
     samples: dict[str, list[float]] = {name: [] for name in contenders}
     order = list(contenders.items())
+    blocks = max(1, min(blocks, calls))
     for r in range(rounds):
         # Each round starts with the next contender: on a loaded machine the first of a round is measured apart
         # from the others often enough to bias a fixed order by 10% (seen: jax_dataclasses.jit, which *is*
         # jax.jit, at 0.85x).
-        for name, fn in order[r % len(order):] + order[: r % len(order)]:
-            samples[name].append(per_call_us(fn, calls))
+        turn = order[r % len(order):] + order[: r % len(order)]
+        total = dict.fromkeys(contenders, 0.0)
+        for _ in range(blocks):
+            for name, fn in turn:
+                total[name] += per_call_us(fn, calls // blocks)
+        for name in contenders:
+            samples[name].append(total[name] / blocks)
         if settle:
             jax.block_until_ready([fn() for fn in contenders.values()])
     jax.block_until_ready([fn() for fn in contenders.values()])
@@ -365,7 +374,7 @@ def write_json(path: str, args: argparse.Namespace, load_before: list[float], ca
         "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "system": f"{platform.system()} {platform.machine()}",
                     "load_average_before": load_before, "load_average_after": load_average()},
         "versions": versions(),
-        "rounds": args.rounds, "calls": args.calls,
+        "rounds": args.rounds, "calls": args.calls, "blocks": args.blocks,
         "cases": cases, **extras,
     }
     with open(path, "w") as out:
@@ -377,6 +386,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--blocks", type=int, default=10, help="turns per round: the contenders alternate this often")
     parser.add_argument("--baseline", help="a checkout whose jaxstatic to measure too, in the same process")
     parser.add_argument("--ranges", action="store_true", help="show each ratio's range over the rounds")
     parser.add_argument("--only", help="measure only the cases whose name contains this text")
@@ -401,7 +411,7 @@ def main() -> None:
         "js.pmap(f) vs jax.pmap, int": case_pmap,
     }
     print(f"jax {jax.__version__}, equinox {eqx.__version__}; median us/call over {args.rounds} interleaved rounds "
-          f"of {args.calls} calls; ratios to jax.jit")
+          f"of {args.calls} calls in {args.blocks} turns; ratios to jax.jit")
     width = 29 if args.ranges else 7
     columns = ["js/jax", "eqx/jax", "jdc/jax"] + (["base/jax"] if baseline else [])
     print(f"{'case':30} {'jax.jit':>8} {'jaxstatic':>9} " + " ".join(f"{c:>{width}}" for c in columns))
@@ -414,7 +424,7 @@ def main() -> None:
             del contenders["eqx.filter_jit"]
         if baseline is not None:
             contenders["baseline"] = with_package(baseline, make)
-        samples = samples_us(contenders, args.rounds, args.calls, settle="pmap" in name)
+        samples = samples_us(contenders, args.rounds, args.calls, settle="pmap" in name, blocks=args.blocks)
         m = {k: statistics.median(v) for k, v in samples.items()}
         ratios = [ratio_text(samples, c, args.ranges) for c in ("jaxstatic.jit", "eqx.filter_jit", "jdc.jit")]
         if baseline is not None:

@@ -30,12 +30,19 @@ CONTENDERS = {  # the JSON's name -> label and colour
 }
 
 
+def turns(data: dict[str, Any]) -> str:
+    """How often the contenders alternated within a round (older files: once)."""
+    blocks = data.get("blocks", 1)
+    return f", the contenders alternating every {data['calls'] // blocks} calls" if blocks > 1 else ""
+
+
 def caption(data: dict[str, Any]) -> str:
     """When, where and with what the figures were measured."""
     machine, v = data["machine"], data["versions"]
     load = ", ".join(f"{x:g}" for x in machine.get("load_average_before", []))
     return (f"Measured {data['date']} on {machine['cpu']} ({machine['cores']} cores, {machine['system']}; "
-            f"load average {load} at start); {data['rounds']} interleaved rounds of {data['calls']} calls.\n"
+            f"load average {load} at start); {data['rounds']} interleaved rounds of {data['calls']} calls"
+            f"{turns(data)}.\n"
             "For the dict configs jax.jit gets the same values as a pre-built tuple (it rejects dicts), and "
             "jax_dataclasses.jit cannot take them.\n"
             f"Python {v['python']}, jax {v['jax']}, jaxlib {v['jaxlib']}, jaxstatic {v['jaxstatic']}, "
