@@ -304,6 +304,21 @@ def test_kept_functions_and_a_switch_to_the_general_path(hit_path: str) -> None:
     assert len(seen) == 2 and g.cache_info().hits == 4
 
 
+def test_many_kept_functions_are_each_a_program_and_hits(hit_path: str) -> None:
+    """Kept functions are found by identity however many there are (the hit in C looks a few up by walking them,
+    more by their id)."""
+    g, seen = _positional()
+    x = jnp.full(1, 0.5)
+    functions = [jnp.tanh, jnp.sin, jnp.cos, jnp.exp, jnp.log1p, jnp.abs, jnp.ceil, jnp.square, jnp.sqrt,
+                 jnp.sign, jnp.floor]
+    expected = [fn(x).tolist() for fn in functions]
+    for _ in range(3):
+        assert [g(x, fn).tolist() for fn in functions] == expected
+    assert [n for n, _ in seen] == functions
+    assert g.cache_info().hits == 2 * len(functions)
+    assert _on_lane(g) == _compat.LANE
+
+
 def test_concurrent_hits_are_counted_exactly(hit_path: str) -> None:
     g, _ = _positional()
     x = jnp.ones(1)
