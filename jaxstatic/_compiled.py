@@ -21,9 +21,10 @@ call slot at them (``Base``), so no argument tuple or keyword dict is built for 
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import _codegen, _freeze, _traceback
@@ -60,6 +61,12 @@ else:
     Base = _NoSlot if extension is None else extension.Base
 """``StaticFunction``'s base: with the extension, its instances carry a call slot of their own, which ``attach``
 points at their hit in C, so that no argument tuple is built for them."""
+
+
+def counter() -> Iterator[int]:
+    """A function's count of calls: the extension's ``Counter``, to which a hit in C adds without making an int, or
+    ``itertools.count()``. Both count from 0 on ``next()``, exactly under the GIL, and read as ``count(N)``."""
+    return itertools.count() if compiled is None else compiled.Counter()
 
 
 def attach(owner: StaticFunction[Any, Any], entry: Callable[..., Any] | None) -> None:
@@ -131,4 +138,4 @@ def raise_failed(owner: StaticFunction[Any, Any], plan: Plan, err: BaseException
         raise
 
 
-__all__ = ["Base", "attach", "compiled", "extension", "key_call", "lane_call", "raise_failed"]
+__all__ = ["Base", "attach", "compiled", "counter", "extension", "key_call", "lane_call", "raise_failed"]

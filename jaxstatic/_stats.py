@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Callable
 from typing import Literal, NamedTuple, Protocol
 
+from . import _compiled
 from ._errors import retrace_limit_error
 from ._explain import Signature, blame
 
@@ -150,7 +151,7 @@ class TraceStats:
         self.max_traces = max_traces
         self.maxsize = maxsize
         self.lock = threading.Lock()  # held for bookkeeping only, never while tracing or compiling
-        self.calls = itertools.count()  # next() is atomic under the GIL: the hot path takes no lock
+        self.calls = _compiled.counter()  # next() is atomic under the GIL: the hot path takes no lock
         self.failures = itertools.count()
         self.traces = 0
         self.builds = 0  # programs built by a transform that leaves counting traces to a jit (vmap, grad)
@@ -226,7 +227,7 @@ class TraceStats:
         return Retrace(self.function, number, tuple(blame(self._history, signature)), reason)
 
     def cache_info(self) -> CacheInfo:
-        # itertools.count has no peek: read its repr, which is exact and takes no lock.
+        # itertools.count has no peek: read its repr (the extension's Counter reads the same), exact and lock-free.
         calls, failures = int(repr(self.calls)[6:-1]), int(repr(self.failures)[6:-1])
         with self.lock:
             misses = self.traces + self.builds

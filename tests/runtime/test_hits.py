@@ -177,7 +177,7 @@ def test_an_install_with_a_c_compiler_has_the_hits_in_c() -> None:
     if shutil.which(compiler) is None or os.environ.get("JAXSTATIC_PURE_PYTHON"):
         pytest.skip(f"no C compiler ({compiler}) here, or JAXSTATIC_PURE_PYTHON is set")
     assert _compiled.compiled is not None
-    assert {"LaneCall", "KeyCall"} <= set(dir(_compiled.compiled))
+    assert {"LaneCall", "KeyCall", "Base", "Counter", "attach"} <= set(dir(_compiled.compiled))
 
 
 def test_every_way_of_calling_reaches_the_same_hit(hit_path: str) -> None:
