@@ -135,11 +135,8 @@ lane_admits(LaneCall *self, PyObject *value)
             return 1;
         }
     }
-    int found = PySet_Contains(self->allowed, (PyObject *)type);
-    if (found != 0 || PyDict_GET_SIZE(self->kept) == 0) {
-        return found;
-    }
-    if (PyDict_GET_SIZE(self->kept) <= 8) {  /* a few kept functions: compared by identity, no id() to allocate */
+    Py_ssize_t nkept = PyDict_GET_SIZE(self->kept);
+    if (nkept > 0 && nkept <= 8) {  /* a few kept functions: compared by identity, no id() to allocate */
         Py_ssize_t pos = 0;
         PyObject *id, *held;
         while (PyDict_Next(self->kept, &pos, &id, &held)) {
@@ -147,7 +144,10 @@ lane_admits(LaneCall *self, PyObject *value)
                 return 1;
             }
         }
-        return 0;
+    }
+    int found = PySet_Contains(self->allowed, (PyObject *)type);
+    if (found != 0 || nkept <= 8) {
+        return found;
     }
     PyObject *id = PyLong_FromVoidPtr(value);
     if (id == NULL) {
