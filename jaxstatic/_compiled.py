@@ -16,6 +16,8 @@ call slot at them (``Base``), so no argument tuple or keyword dict is built for 
   ``_codegen`` builds it, for atomic values, floats other than zeros and NaN, containers remembered by identity
   (``_memo``) that still hold the same objects, and dicts rebuilt from the same objects as one remembered by its
   contents; looked up in the same cache; on a miss, or any other value, the generated dispatcher.
+- ``Base``, ``StaticFunction``'s base class: each function's own call slot, which ``attach`` points at its hit.
+- ``Counter``, a function's count of calls (``counter``), to which a hit adds without making an int.
 """
 
 from __future__ import annotations
@@ -46,7 +48,6 @@ if not os.environ.get("JAXSTATIC_PURE_PYTHON"):
 compiled = extension
 """What builds the hits: ``extension``, or None, and then the generated code takes every call. Read at each use, so
 tests can run without it."""
-
 
 
 class _NoSlot:

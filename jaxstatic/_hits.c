@@ -18,6 +18,7 @@
    - ``Base``, the base class of jaxstatic's functions, whose instances carry a call slot of their own that
      ``attach`` points at their hit: the caller's arguments reach the hit as they are, with no tuple, dict or
      frame in between.
+   - ``Counter``, a function's count of calls: a hit adds to it without making an int.
 
    Why C: Python calls an object whose class defines ``__call__`` in Python through its argument-tuple protocol
    and runs a new frame; measured on a 2-core machine, a lane hit's frame cost 5-10% of a 6 us ``jax.jit`` hit,
