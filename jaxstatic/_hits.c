@@ -1058,37 +1058,17 @@ static PyMethodDef hits_methods[] = {
 static int
 hits_exec(PyObject *module)
 {
-    PyObject *type = PyType_FromSpec(&lane_spec);
-    if (type == NULL) {
-        return -1;
-    }
-    if (PyModule_AddObject(module, "LaneCall", type) < 0) {
-        Py_DECREF(type);
-        return -1;
-    }
-    type = PyType_FromSpec(&key_spec);
-    if (type == NULL) {
-        return -1;
-    }
-    if (PyModule_AddObject(module, "KeyCall", type) < 0) {
-        Py_DECREF(type);
-        return -1;
-    }
-    type = PyType_FromSpec(&counter_spec);
-    if (type == NULL) {
-        return -1;
-    }
-    if (PyModule_AddObject(module, "Counter", type) < 0) {
-        Py_DECREF(type);
-        return -1;
-    }
-    type = PyType_FromSpec(&base_spec);
-    if (type == NULL) {
-        return -1;
-    }
-    if (PyModule_AddObject(module, "Base", type) < 0) {
-        Py_DECREF(type);
-        return -1;
+    PyType_Spec *specs[] = {&lane_spec, &key_spec, &counter_spec, &base_spec};
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        PyObject *type = PyType_FromSpec(specs[i]);
+        if (type == NULL) {
+            return -1;
+        }
+        const char *name = strrchr(specs[i]->name, '.') + 1;  /* "jaxstatic._hits.LaneCall" -> "LaneCall" */
+        if (PyModule_AddObject(module, name, type) < 0) {
+            Py_DECREF(type);
+            return -1;
+        }
     }
     return 0;
 }
