@@ -107,6 +107,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R]):
         self._cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
         self._stats.currsize = self._cache.__len__
         self._stats.transforms = _transforms(self)
+        self._stats.site = _stats.site_of(fn)
         self._slots: dict[Any, Slot] = {}
         self._inflight: dict[Any, _InFlight] = {}
         self._evicted: collections.deque[int] = collections.deque(maxlen=_EVICTED_MEMORY)

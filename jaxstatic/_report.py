@@ -2,8 +2,10 @@
 
 A recorder is a ``_stats`` listener for the whole session. It keeps counts and reasons, never the functions: a
 function defined inside a test (and the programs it compiled) is freed when the test ends, as without the plugin.
-Functions are grouped by name in the table, so one defined in a parametrized test is one row; retraces are counted
-per function object, since a new object's first trace is no retrace.
+A row is one function definition, told apart from others of the same name by its module and line: the objects it
+made (one defined in a parametrized test, the copy each pytest-xdist worker imports) add up there, and the limit of
+``--jaxstatic-max-retraces`` checks those totals, as printed. Retraces are counted per function object, since a new
+object's first trace is no retrace.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
+import os
 import threading
 import weakref
 from typing import Any
@@ -25,14 +28,32 @@ _REASON_WIDTH = 100  # the table clips a long explanation; the JSON report has i
 
 @dataclasses.dataclass
 class Row:
-    """One function object's traces during the session."""
+    """One function's traces during the session: every object made by one definition (its copy in each
+    pytest-xdist worker, a function defined anew in each test) adds up here."""
 
     name: str
+    site: str = ""  # where it was defined: module and line (TraceStats.site)
     traces: int = 0
     retraces: int = 0
     hits: int = 0
     reasons: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
     example: dict[str, str] = dataclasses.field(default_factory=dict)  # the latest explanation of each reason
+
+    def add(self, other: Row) -> None:
+        self.traces += other.traces
+        self.retraces += other.retraces
+        self.hits += other.hits
+        self.reasons.update(other.reasons)
+        self.example.update(other.example)
+
+
+class _Seen:
+    """A live function object: its row, and the hits already added to it."""
+
+    __slots__ = ("hits", "row")
+
+    def __init__(self, row: Row) -> None:
+        self.row, self.hits = row, 0
 
 
 class Recorder:
@@ -40,9 +61,9 @@ class Recorder:
 
     def __init__(self) -> None:
         self.test: str | None = None  # the test running now: traces in any thread are charged to it
-        self.rows: list[Row] = []
+        self.rows: dict[tuple[str, str], Row] = {}  # by name and site: what the report prints and the limit checks
         self.per_test: collections.Counter[str] = collections.Counter()
-        self._live: weakref.WeakKeyDictionary[TraceStats, Row] = weakref.WeakKeyDictionary()
+        self._live: weakref.WeakKeyDictionary[TraceStats, _Seen] = weakref.WeakKeyDictionary()
         self._recent: weakref.WeakSet[TraceStats] = weakref.WeakSet()  # traced since the last refresh(recent=True)
         self._lock = threading.Lock()
 
@@ -60,18 +81,24 @@ class Recorder:
         if event.kind != "trace":
             return
         with self._lock:
-            row = self._live.get(stats)
-            if row is None:
-                row = self._live[stats] = Row(event.name)
-                self.rows.append(row)
+            seen = self._live.get(stats)
+            if seen is None:
+                seen = self._live[stats] = _Seen(self._row(event.name, stats.site))
+            row = seen.row
             row.traces += 1
             self._recent.add(stats)
             self.per_test[self.test or OUTSIDE] += 1
-            if event.retrace:
+            if event.retrace:  # per function object: a new object's first trace is no retrace
                 row.retraces += 1
                 reason = _reason(event)
                 row.reasons[reason] += 1
                 row.example[reason] = "; ".join(event.changes)
+
+    def _row(self, name: str, site: str) -> Row:
+        row = self.rows.get((name, site))
+        if row is None:
+            row = self.rows[name, site] = Row(name, site)
+        return row
 
     def refresh(self, recent: bool = False) -> None:
         """Read the hits of the functions still alive (those freed keep their last count). After each test, only
@@ -79,40 +106,35 @@ class Recorder:
         with self._lock:
             live = [(stats, self._live[stats]) for stats in self._recent] if recent else list(self._live.items())
             self._recent = weakref.WeakSet()
-        for stats, row in live:
-            row.hits = stats.cache_info().hits
+        for stats, seen in live:
+            hits = stats.cache_info().hits
+            with self._lock:
+                seen.row.hits += hits - seen.hits
+                seen.hits = hits
 
     def export(self) -> dict[str, Any]:
         """What a pytest-xdist worker hands the controller (plain data, as execnet sends it)."""
         self.refresh()
-        rows = [{**dataclasses.asdict(row), "reasons": dict(row.reasons)} for row in self.rows]
+        rows = [{**dataclasses.asdict(row), "reasons": dict(row.reasons)} for row in self.rows.values()]
         return {"rows": rows, "per_test": dict(self.per_test)}
 
     def absorb(self, data: dict[str, Any]) -> None:
-        """Add a worker's records: its rows stay its own, so retraces are still counted per function object."""
+        """Add a worker's records to the rows of the same functions (by name and site): the report's totals are
+        what the limit checks, however the tests were spread."""
         with self._lock:
             for row in data["rows"]:
-                self.rows.append(Row(**{**row, "reasons": collections.Counter(row["reasons"])}))
+                worker = Row(**{**row, "reasons": collections.Counter(row["reasons"])})
+                self._row(worker.name, worker.site).add(worker)
             self.per_test.update(data["per_test"])
 
     # -- what the session shows ------------------------------------------------------------------------------
 
     def functions(self) -> list[dict[str, Any]]:
-        """One entry per function name, most traced first."""
-        merged: dict[str, Row] = {}
-        for row in self.rows:
-            into = merged.setdefault(row.name, Row(row.name))
-            into.traces += row.traces
-            into.retraces += row.retraces
-            into.hits += row.hits
-            into.reasons.update(row.reasons)
-            into.example.update(row.example)
-        out = []
-        for row in sorted(merged.values(), key=lambda r: (-r.traces, r.name)):
-            reason = _top_reason(row)
-            out.append({"function": row.name, "traces": row.traces, "hits": row.hits, "retraces": row.retraces,
-                        "most_common_retrace_reason": reason, "retrace_reasons": dict(row.reasons)})
-        return out
+        """One entry per function (name and site), most traced first."""
+        return [{"function": row.name, "defined_at": row.site, "traces": row.traces, "hits": row.hits,
+                 "retraces": row.retraces, "most_common_retrace_reason": _top_reason(row),
+                 "retrace_reasons": dict(row.reasons)}
+                for row in sorted(self.rows.values(), key=lambda r: (-r.traces, r.name, r.site))]
 
     def tests(self) -> list[dict[str, Any]]:
         return [{"test": t, "traces": n} for t, n in self.per_test.most_common()]
@@ -121,9 +143,10 @@ class Recorder:
         functions = self.functions()
         if not functions:
             return "no jaxstatic jit, pmap or shard_map function traced during the run"
-        head = ("function", "traces", "hits", "retraces", "most common retrace reason")
-        rows: list[tuple[str, ...]] = [head, *((str(f["function"]), str(f["traces"]), str(f["hits"]),
-                                                str(f["retraces"]), _clip(f["most_common_retrace_reason"] or "-"))
+        head = ("function", "defined at", "traces", "hits", "retraces", "most common retrace reason")
+        rows: list[tuple[str, ...]] = [head, *((str(f["function"]), str(f["defined_at"]), str(f["traces"]),
+                                                str(f["hits"]), str(f["retraces"]),
+                                                _clip(f["most_common_retrace_reason"] or "-"))
                                                for f in functions[:_ROWS])]
         lines = _columns(rows)
         if len(functions) > _ROWS:
@@ -135,17 +158,19 @@ class Recorder:
         return "\n".join(lines)
 
     def over(self, limit: int) -> list[Row]:
-        return [row for row in self.rows if row.retraces > limit]
+        return sorted((row for row in self.rows.values() if row.retraces > limit), key=lambda r: -r.retraces)
 
     def offenders(self, limit: int) -> str:
-        return "\n".join(f"{row.name} retraced {row.retraces} times (allowed: {limit}); most often: {_top_reason(row)}"
-                         for row in self.over(limit))
+        return "\n".join(f"{row.name} ({row.site}) retraced {row.retraces} times (allowed: {limit}); most often: "
+                         f"{_top_reason(row)}" for row in self.over(limit))
 
     def write_json(self, path: str, limit: int | None) -> None:
         data: dict[str, Any] = {"functions": self.functions(), "tests": self.tests()}
         if limit is not None:
             data["max_retraces"] = limit
-            data["over_max_retraces"] = [{"function": r.name, "retraces": r.retraces} for r in self.over(limit)]
+            data["over_max_retraces"] = [{"function": r.name, "defined_at": r.site, "retraces": r.retraces}
+                                         for r in self.over(limit)]
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path, "w", encoding="utf-8") as file:
             json.dump(data, file, indent=2)
 

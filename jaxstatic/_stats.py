@@ -162,6 +162,7 @@ class TraceStats:
         self._history: list[Signature] = []
         self._cleared = False  # clear_cache() emptied the history: the next retrace is explained by that
         self.transforms: tuple[str, ...] = ()  # set by the transform: ("jit", "vmap") for js.jit(js.vmap(f))
+        self.site = ""  # set by the transform: where the function was defined (site_of), as reports tell it apart
         _REGISTRY.add(self)
 
     def begin_trace(self, signature: Signature, reason: str = DROPPED) -> Retrace | None:
@@ -238,6 +239,20 @@ class TraceStats:
         with self.lock:
             self._history = []
             self._cleared = True
+
+
+def site_of(fn: Callable[..., object]) -> str:
+    """``tests.test_train:12``: the module and first line of the function inside every ``functools.wraps`` layer,
+    which tells apart two functions of the same name (and is the same in every process, pytest-xdist workers
+    included). Read once, when the function is transformed."""
+    for _ in range(64):  # a __wrapped__ cycle cannot hang a transform
+        inner = getattr(fn, "__wrapped__", None)
+        if inner is None:
+            break
+        fn = inner
+    code = getattr(fn, "__code__", None) or getattr(type(fn).__dict__.get("__call__"), "__code__", None)
+    module = getattr(fn, "__module__", None) or type(fn).__module__
+    return f"{module}:{code.co_firstlineno}" if code is not None else str(module)
 
 
 _REGISTRY: weakref.WeakSet[TraceStats] = weakref.WeakSet()

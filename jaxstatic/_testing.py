@@ -1,28 +1,37 @@
 """Trace budgets for tests: ``no_retrace``, ``expect_traces`` and ``trace_log``.
 
-Each block registers a listener with ``_stats`` for its duration; traces in every thread report to every active
-block, so blocks nest and a trace in a worker thread during a block counts. Outside any block a trace pays one truth
-test and a cache hit pays nothing.
+Each entry into a block (a ``with``, or a call of a function the block decorates) registers a fresh listener with
+``_stats`` until it exits; traces in every thread report to every active block, so blocks nest, a guard object can be
+entered again, and a trace in a worker thread during a block counts. A trace refused in another thread (or caught
+inside the block) is remembered, and fails the block when it exits. Outside any block a trace pays one truth test
+and a cache hit pays nothing.
 
 Naming no function watches the transforms that compile a program per static key (``jit``, ``pmap``,
 ``shard_map``): their traces are what costs time. Naming a function watches it whatever its transform, so a
-``js.vmap`` or ``js.grad`` function counts the programs it builds for new static values.
+``js.vmap`` or ``js.grad`` function counts the programs it builds for new static values. Only jaxstatic's own
+function objects are accepted: a foreign wrapper (``jax.jit`` around a ``js.vmap``, a decorator) carries the
+jaxstatic function's attributes through ``functools.wraps``, but its own traces are not the ones counted there.
 """
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from types import TracebackType
+from typing import Any, Generic, TypeVar, overload
 
-from . import _stats
+from . import _core, _stats
 from ._errors import RetraceError
 from ._stats import Retrace, TraceEvent, TraceStats
 
+_T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
 
 class TraceLog:
-    """The traces recorded by a block, in the order they ended. Iterate it, take its ``len``, or ``count(fn)``."""
+    """The traces recorded by a block, in the order they ended: iterate it, index it (``log[-1]``), take its
+    ``len``, or ``count(fn)``."""
 
     def __init__(self) -> None:
         self._events: list[TraceEvent] = []
@@ -44,20 +53,31 @@ class TraceLog:
     def __len__(self) -> int:
         return len(self._events)
 
+    @overload
+    def __getitem__(self, index: int) -> TraceEvent: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[TraceEvent, ...]: ...
+    def __getitem__(self, index: int | slice) -> TraceEvent | tuple[TraceEvent, ...]:
+        return self.events[index]
+
     def __str__(self) -> str:
         if not self._events:
             return "no traces"
         return "\n".join(f"  {i}. {event}" for i, event in enumerate(self._events, 1))
 
+    def __repr__(self) -> str:
+        return f"<TraceLog of {_counted(self._events)}{''.join(f'; {e}' for e in self._events)}>"
+
 
 class Watch:
-    """One active block: which functions it watches, whether it refuses their traces, and what it saw."""
+    """One entry into a block: which functions it watches, whether it refuses their traces, and what it saw."""
 
-    def __init__(self, fns: tuple[Callable[..., Any], ...], where: str, refuse: bool = False) -> None:
-        self.targets = frozenset(_stats_of(fn, where) for fn in fns) if fns else None
+    def __init__(self, targets: frozenset[TraceStats] | None, where: str, refuse: bool = False) -> None:
+        self.targets = targets
         self.where = where
         self.refuse = refuse
         self.log = TraceLog()
+        self.refused: list[tuple[RetraceError, str]] = []  # each refusal, with the thread it was raised in
         self._lock = threading.Lock()
 
     def wants(self, stats: TraceStats, kind: str) -> bool:
@@ -65,7 +85,10 @@ class Watch:
 
     def before(self, stats: TraceStats, kind: str, number: int, record: Retrace | None) -> None:
         if self.refuse and self.wants(stats, kind):
-            raise _refused(stats, kind, number, record, self.where)
+            error = _refused(stats, kind, number, record, self.where)
+            with self._lock:
+                self.refused.append((error, threading.current_thread().name))
+            raise error
 
     def after(self, stats: TraceStats, event: TraceEvent) -> None:
         if self.wants(stats, event.kind):
@@ -73,76 +96,90 @@ class Watch:
                 self.log._events.append(event)
 
 
-@contextlib.contextmanager
-def watching(watch: Watch) -> Iterator[TraceLog]:
-    _stats.listen(watch)
-    try:
-        yield watch.log
-    finally:
+class Block(Generic[_T]):
+    """A budget: a context manager (``with``; the object can be entered again, each time afresh) and a decorator
+    (each call of the decorated function is a block of its own, as under ``pytest.mark.parametrize``)."""
+
+    def __init__(self, fns: tuple[Callable[..., Any], ...], name: str, *, refuse: bool = False,
+                 n: int | None = None, at_most: int | None = None, gives_log: bool = True) -> None:
+        self._targets = frozenset(_stats_of(fn, name) for fn in fns) if fns else None
+        self._kinds = frozenset(_kind(fn) for fn in fns) if fns else frozenset({"trace"})
+        self.where = f"{name}({', '.join(_stats_of(fn, name).label for fn in fns)})"
+        self._refuse, self._n, self._at_most, self._gives_log = refuse, n, at_most, gives_log
+        self._entered = threading.local()  # per thread, a stack: a block entered again inside itself, or in a thread
+
+    def __enter__(self) -> _T:
+        watch = self.start()
+        self._entered.__dict__.setdefault("stack", []).append(watch)
+        return watch.log if self._gives_log else None  # type: ignore[return-value]
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        watch: Watch = self._entered.stack.pop()
+        self.stop(watch)
+        failure = None if kind is not None else self.failure(watch)  # the block's own error goes on
+        if failure is not None:
+            raise failure
+
+    def start(self) -> Watch:
+        """A fresh entry, listening to traces until ``stop``."""
+        watch = Watch(self._targets, self.where, self._refuse)
+        _stats.listen(watch)
+        return watch
+
+    def stop(self, watch: Watch) -> None:
         _stats.unlisten(watch)
 
+    def failure(self, watch: Watch) -> Exception | None:
+        """How an entry that ended without an error of its own fails: a refusal that did not leave it (another
+        thread's, or one caught inside it), or a number of traces off budget."""
+        if watch.refused:
+            return _lost_refusal(watch.refused)
+        message = None if self._n is None and self._at_most is None else count_error(
+            watch, self._kinds, self._n, self._at_most)
+        return None if message is None else AssertionError(message)
 
-def no_retrace(*fns: Callable[..., Any]) -> contextlib.AbstractContextManager[None]:
+    def __call__(self, fn: _F) -> _F:
+        """As a decorator: each call of ``fn`` runs inside a fresh entry of this block."""
+
+        @functools.wraps(fn)
+        def budgeted(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return fn(*args, **kwargs)
+
+        return budgeted  # type: ignore[return-value]
+
+
+def no_retrace(*fns: Callable[..., Any]) -> Block[None]:
     """Inside the block, tracing any of ``fns`` (any jaxstatic ``jit``, ``pmap`` or ``shard_map`` function when
     none is named) raises ``jaxstatic.RetraceError`` before the function's body runs, saying which parameter
-    changed and how. Call the functions once before the block, so that it sees cache hits only::
+    changed and how. A trace refused in another thread, or an error caught inside the block, still fails the block
+    when it exits. Call the functions once before the block, so that it sees cache hits only::
 
         step(state, batch)  # compiles
         with js.testing.no_retrace(step):
             for batch in batches:
                 state = step(state, batch)
     """
-    return _refusing(Watch(fns, _call_text("no_retrace", fns), refuse=True))
-
-
-@contextlib.contextmanager
-def _refusing(watch: Watch) -> Iterator[None]:
-    with watching(watch):
-        yield
+    return Block(fns, "no_retrace", refuse=True, gives_log=False)
 
 
 def expect_traces(fn: Callable[..., Any] | None = None, n: int | None = None, *,
-                  at_most: int | None = None) -> contextlib.AbstractContextManager[TraceLog]:
+                  at_most: int | None = None) -> Block[TraceLog]:
     """On leaving the block, fail (``AssertionError``, each trace listed with its explanation) unless ``fn`` was
     traced exactly ``n`` times inside it, or at most ``at_most`` times. With ``fn=None``: traces of any jaxstatic
-    ``jit``, ``pmap`` or ``shard_map`` function. The block gives the ``TraceLog`` it checks."""
+    ``jit``, ``pmap`` or ``shard_map`` function. The block gives the ``TraceLog`` it checks; as a decorator, each
+    call of the decorated function is counted on its own."""
     if (n is None) == (at_most is None):
         raise TypeError("expect_traces() takes one number of traces: exactly that many (n), or at most that many "
                         "(at_most=).")
     limit = n if at_most is None else at_most
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
         raise TypeError(f"expect_traces(): the number of traces must be an int >= 0, got {limit!r}.")
-    fns = () if fn is None else (fn,)
-    return _expecting(Watch(fns, _call_text("expect_traces", fns)), n, at_most)
+    return Block(() if fn is None else (fn,), "expect_traces", n=n, at_most=at_most)
 
 
-@contextlib.contextmanager
-def _expecting(watch: Watch, n: int | None, at_most: int | None) -> Iterator[TraceLog]:
-    with watching(watch) as log:
-        yield log
-    check_count(log, watch.where, n, at_most)
-
-
-def check_count(log: TraceLog, where: str, n: int | None, at_most: int | None) -> None:
-    """Raise ``AssertionError`` listing the traces when their number is not ``n`` / exceeds ``at_most``."""
-    message = count_error(log, where, n, at_most)
-    if message is not None:
-        raise AssertionError(message)
-
-
-def count_error(log: TraceLog, where: str, n: int | None, at_most: int | None) -> str | None:
-    """What is wrong with the number of traces in ``log``, each listed with its explanation; None when right."""
-    count = len(log)
-    if (n is not None and count == n) or (at_most is not None and count <= at_most):
-        return None
-    expected = f"exactly {n}" if n is not None else f"at most {at_most}"
-    traces = "trace" if count == 1 else "traces"
-    listing = f":\n{log}" if count else "."
-    return (f"{where} expected {expected} {_plural(n if n is not None else at_most)}, "
-            f"but {count} {traces} happened{listing}")
-
-
-def trace_log(*fns: Callable[..., Any]) -> contextlib.AbstractContextManager[TraceLog]:
+def trace_log(*fns: Callable[..., Any]) -> Block[TraceLog]:
     """Record every trace (first traces and retraces) inside the block, in any thread: function, transforms,
     number and explanation, as ``TraceEvent`` records. With no function named: any jaxstatic ``jit``, ``pmap`` or
     ``shard_map`` function; a named function is recorded whatever its transform::
@@ -151,33 +188,91 @@ def trace_log(*fns: Callable[..., Any]) -> contextlib.AbstractContextManager[Tra
             train(steps=3)
         assert [e.changes for e in log if e.retrace] == []
     """
-    return watching(Watch(fns, _call_text("trace_log", fns)))
+    return Block(fns, "trace_log")
+
+
+def count_error(watch: Watch, kinds: frozenset[str], n: int | None, at_most: int | None) -> str | None:
+    """What is wrong with the number of traces ``watch`` saw, each listed with its explanation; None when right.
+    ``kinds``: what the watched functions make, ``trace`` (jit, pmap, shard_map) and/or ``build`` (vmap, grad)."""
+    events = watch.log._events
+    count = len(events)
+    if (n is not None and count == n) or (at_most is not None and count <= at_most):
+        return None
+    limit = n if n is not None else at_most
+    assert limit is not None
+    expected = f"{'exactly' if n is not None else 'at most'} {limit} {_noun(kinds, limit)}"
+    happened = _counted(events) if count else f"0 {_noun(kinds, 0)}"
+    listing = f":\n{watch.log}" if count else "."
+    return f"{watch.where} expected {expected}, but {happened} happened{listing}" + _first_note(events, watch, limit)
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------
 
 
 def _stats_of(fn: Callable[..., Any], where: str) -> TraceStats:
-    """The counters of a jaxstatic function (or of a method bound from one)."""
-    stats = getattr(fn, "_stats", None) or getattr(getattr(fn, "func", None), "_stats", None)
-    if isinstance(stats, TraceStats):
-        return stats
-    raise TypeError(f"{where.partition('(')[0]}() watches functions made by jaxstatic transforms (js.jit, js.pmap, "
-                    f"js.vmap, js.grad, ...), but got {fn!r}, whose traces jaxstatic does not see. Wrap it with "
-                    "a jaxstatic transform, or name the jaxstatic function that calls it.")
+    """The counters of a jaxstatic function (or of a method bound from one); a clear TypeError for anything else,
+    a foreign wrapper of a jaxstatic function included."""
+    target = fn.func if isinstance(fn, _core.BoundMethod) else fn
+    if isinstance(target, _core.StaticFunction):
+        return target._stats
+    name = where.partition("(")[0]
+    inner, path = _wrapped(fn)
+    if inner is None:
+        raise TypeError(f"{name}() watches functions made by jaxstatic transforms (js.jit, js.pmap, js.vmap, js.grad, "
+                        f"...), but got {fn!r}, whose traces jaxstatic does not see. Wrap it with a jaxstatic "
+                        "transform, or name the jaxstatic function that calls it.")
+    raise TypeError(f"{name}() watches functions made by jaxstatic transforms, but got {fn!r}, a wrapper around "
+                    f"{inner!r} (reached through {path}): jaxstatic counts the traces of {inner!r}, not those of the "
+                    "wrapper (a jax.jit around it traces and compiles on its own). Make the outer transform a "
+                    f"jaxstatic one (js.jit rather than jax.jit), or name the jaxstatic function itself ({path}).")
+
+
+def _wrapped(fn: object) -> tuple[_core.StaticFunction[Any, Any] | None, str]:
+    """The jaxstatic function a foreign wrapper wraps through ``__wrapped__``, and the expression that reaches it."""
+    path = "fn"
+    for _ in range(64):  # a __wrapped__ cycle cannot hang the error
+        fn = getattr(fn, "__wrapped__", None)
+        path += ".__wrapped__"
+        if fn is None or isinstance(fn, _core.StaticFunction):
+            return fn, path
+    return None, path
+
+
+def _kind(fn: Callable[..., Any]) -> str:
+    """``trace`` for a transform that compiles (jit, pmap, shard_map), ``build`` for one that leaves it to a jit."""
+    target = fn.func if isinstance(fn, _core.BoundMethod) else fn
+    return "trace" if isinstance(target, _core.StaticFunction) and target._counts_traces else "build"
 
 
 def name_of(fn: Callable[..., Any]) -> str:
-    """The name a jaxstatic function is reported under (a TypeError for anything else)."""
-    return _stats_of(fn, "max_traces").function
+    """The name a jaxstatic function is reported under, with its transforms (a TypeError for anything else)."""
+    return _stats_of(fn, "max_traces").label
 
 
-def _call_text(name: str, fns: tuple[Callable[..., Any], ...]) -> str:
-    return f"{name}({', '.join(_stats_of(fn, name).function for fn in fns)})"
+def _noun(kinds: frozenset[str], n: int) -> str:
+    s = "" if n == 1 else "s"
+    words = [w for k, w in (("trace", f"trace{s}"), ("build", f"new program{s}")) if k in kinds]
+    return " or ".join(words)
 
 
-def _plural(n: int | None) -> str:
-    return "trace" if n == 1 else "traces"
+def _counted(events: list[TraceEvent]) -> str:
+    """``2 traces``, ``1 new program``, ``2 traces and 1 new program``."""
+    traces = sum(1 for e in events if e.kind == "trace")
+    builds = len(events) - traces
+    parts = [f"{traces} trace{'' if traces == 1 else 's'}"] if traces or not builds else []
+    if builds:
+        parts.append(f"{builds} new program{'' if builds == 1 else 's'}")
+    return " and ".join(parts)
+
+
+def _first_note(events: list[TraceEvent], watch: Watch, limit: int) -> str:
+    """Over budget with a first trace among the traces: the warm-up may have moved out of the run."""
+    firsts = list(dict.fromkeys(e.name for e in events if e.number == 1))
+    if len(events) <= limit or not firsts:
+        return ""
+    return (f"\n{', '.join(firsts)} traced for the first time inside {watch.where}: if another test usually "
+            "calls it first (a test now deselected by -k or --lf, or run on another pytest-xdist worker), call it "
+            "once before the budgeted code, or count its first trace in the budget.")
 
 
 def _refused(stats: TraceStats, kind: str, number: int, record: Retrace | None, where: str) -> RetraceError:
@@ -188,3 +283,11 @@ def _refused(stats: TraceStats, kind: str, number: int, record: Retrace | None, 
     return RetraceError(f"{stats.function} was {what} inside {where}, {_stats.explanation(record)}. Keep the "
                         "arguments' shapes, dtypes and Static values as they were before the block, or mark "
                         "Static only parameters that take few values.")
+
+
+def _lost_refusal(refused: list[tuple[RetraceError, str]]) -> RetraceError:
+    """The block ended without the error of a refused trace: it was caught, or its thread ended with it."""
+    error, thread = refused[0]
+    more = f" ({len(refused) - 1} more trace{'s' if len(refused) > 2 else ''} refused too)" if len(refused) > 1 else ""
+    return RetraceError(f"{error}\nThat error was raised in thread {thread!r} and did not leave the block (caught, or "
+                        f"lost with its thread){more}, so the block fails as it ends.")

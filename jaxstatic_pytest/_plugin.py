@@ -12,6 +12,7 @@ nothing and prints nothing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
@@ -56,24 +57,37 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     from jaxstatic import _testing
 
     n, fns = _budget(marker)
-    where = f"@pytest.mark.max_traces({', '.join([str(n), *(_testing.name_of(fn) for fn in fns)])})"
-    watch = _testing.Watch(fns, where)
-    with _testing.watching(watch) as log:
+    try:
+        block: _testing.Block[_testing.TraceLog] = _testing.Block(fns, "max_traces", at_most=n)
+    except TypeError as error:  # not a jaxstatic function: the error alone, not the plugin's source around it
+        pytest.fail(f"@pytest.mark.max_traces: {error}", pytrace=False)
+    block.where = f"@pytest.mark.max_traces({', '.join([str(n), *(_testing.name_of(fn) for fn in fns)])})"
+    watch = block.start()
+    try:
         result = yield
-    message = _testing.count_error(log, where, None, n)
-    if message is not None:
-        pytest.fail(message, pytrace=False)
+    finally:
+        block.stop(watch)
+    failure = block.failure(watch)
+    if failure is not None:
+        pytest.fail(str(failure), pytrace=False)
     return result
 
 
 def _budget(marker: pytest.Mark) -> tuple[int, tuple[Any, ...]]:
+    """The marker's number and functions; a misused marker fails its test with one line saying how to use it."""
     if marker.kwargs or not marker.args:
-        raise pytest.UsageError("@pytest.mark.max_traces takes the number of traces allowed, then the functions to "
-                                f"watch if not all: max_traces(2) or max_traces(2, step); got {marker}.")
+        pytest.fail("@pytest.mark.max_traces takes the number of traces allowed, then the functions to watch if not "
+                    f"all: max_traces(2) or max_traces(2, step); got {_written(marker)}.", pytrace=False)
     n, *fns = marker.args
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-        raise pytest.UsageError(f"@pytest.mark.max_traces: the number of traces must be an int >= 0, got {n!r}.")
+        pytest.fail(f"@pytest.mark.max_traces: the number of traces must be an int >= 0, got {n!r}.", pytrace=False)
     return n, tuple(fns)
+
+
+def _written(marker: pytest.Mark) -> str:
+    """``max_traces(n=1)``: the marker as the test wrote it."""
+    args = [*map(repr, marker.args), *(f"{k}={v!r}" for k, v in marker.kwargs.items())]
+    return f"{marker.name}({', '.join(args)})"
 
 
 class _Session:
@@ -81,7 +95,9 @@ class _Session:
 
     def __init__(self, reports: list[str], limit: int | None) -> None:
         self.term = "term" in reports
-        self.paths = [report[5:] for report in reports if report != "term"]
+        # Absolute now, as the user meant them: a test that changes the working directory does not move them.
+        self.paths = [os.path.abspath(report[5:]) for report in reports if report != "term"]
+        self.unwritten: list[str] = []  # the reports that could not be written, with why
         self.limit = limit
         self.recorder: Recorder | None = None
 
@@ -112,7 +128,12 @@ class _Session:
         if self.limit is not None and self.recorder.over(self.limit) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         for path in self.paths:
-            self.recorder.write_json(path, self.limit)
+            try:
+                self.recorder.write_json(path, self.limit)
+            except OSError as error:
+                self.unwritten.append(f"--jaxstatic-report=json:{path} could not be written: {error}")
+        if self.unwritten and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
@@ -128,7 +149,10 @@ class _Session:
             terminalreporter.write_sep("=", "jaxstatic trace report")
             terminalreporter.write_line(self.recorder.table())
         for path in self.paths:
-            terminalreporter.write_line(f"jaxstatic trace report written to {path}")
+            if not any(line.startswith(f"--jaxstatic-report=json:{path} ") for line in self.unwritten):
+                terminalreporter.write_line(f"jaxstatic trace report written to {path}")
+        for line in self.unwritten:
+            terminalreporter.write_line(f"jaxstatic: {line}", red=True)
         if self.limit is not None and self.recorder.over(self.limit):
             terminalreporter.write_sep("=", f"jaxstatic: functions retraced more than {self.limit} times", red=True)
             terminalreporter.write_line(self.recorder.offenders(self.limit))

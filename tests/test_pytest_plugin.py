@@ -68,7 +68,7 @@ def test_only_other_is_counted():
 """)
     result = pytester.runpytest()
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*@pytest.mark.max_traces(0, step) expected at most 0 traces, but 1 trace happened:",
+    result.stdout.fnmatch_lines(["*@pytest.mark.max_traces(0, jit(step)) expected at most 0 traces, but 1 trace happened:",
                                  "  1. jit(step): trace #1 (the first)"])
 
 
@@ -135,9 +135,9 @@ def test_the_report_lists_functions_and_tests(pytester: pytest.Pytester) -> None
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines([
         "*= jaxstatic trace report =*",
-        "function    traces  hits  retraces  most common retrace reason",
-        "jit(step)   6       0     5         n changed (3 of 5 retraces), e.g. n: 2 -> 3",
-        "jit(other)  1       1     0         -",
+        "function    defined at      traces  hits  retraces  most common retrace reason",
+        "jit(step)   test_report:6   6       0     5         n changed (3 of 5 retraces), e.g. n: 2 -> 3",
+        "jit(other)  test_report:10  1       1     0         -",
         "",
         "traces per test:",
         "4  test_report.py::test_static_values",
@@ -161,7 +161,7 @@ def test_the_report_as_json(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*= jaxstatic trace report =*", f"jaxstatic trace report written to {path}"])
     data = json.loads(path.read_text())
     assert data["functions"][0] == {
-        "function": "jit(step)", "traces": 6, "hits": 0, "retraces": 5,
+        "function": "jit(step)", "defined_at": "test_report:6", "traces": 6, "hits": 0, "retraces": 5,
         "most_common_retrace_reason": "n changed (3 of 5 retraces), e.g. n: 2 -> 3",
         "retrace_reasons": {"n changed": 3, "x changed": 2},
     }
@@ -182,7 +182,7 @@ def test_max_retraces_fails_the_session_naming_the_function(pytester: pytest.Pyt
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([
         "*= jaxstatic: functions retraced more than 4 times =*",
-        "jit(step) retraced 5 times (allowed: 4); most often: n changed (3 of 5 retraces), e.g. n: 2 -> 3",
+        "jit(step) (test_report:6) retraced 5 times (allowed: 4); most often: n changed (3 of 5 retraces), e.g. n: 2 -> 3",
     ])
     assert pytester.runpytest("--jaxstatic-max-retraces=5").ret == pytest.ExitCode.OK
 

@@ -49,7 +49,7 @@ def test_no_retrace_names_the_static_parameter_that_changed(step: js.JitFunction
     with pytest.raises(js.RetraceError) as err, js.testing.no_retrace(step):
         step(jnp.ones(3), 3)
     assert str(err.value) == (
-        "step was traced (trace #2) inside no_retrace(step), because n: 2 -> 3. Keep the arguments' shapes, dtypes "
+        "step was traced (trace #2) inside no_retrace(jit(step)), because n: 2 -> 3. Keep the arguments' shapes, dtypes "
         "and Static values as they were before the block, or mark Static only parameters that take few values.")
 
 
@@ -65,7 +65,7 @@ def test_no_retrace_refuses_a_first_trace_and_says_to_warm_up() -> None:
     fresh = make_step()
     with pytest.raises(js.RetraceError) as err, js.testing.no_retrace(fresh):
         fresh(jnp.ones(3), 2)
-    assert str(err.value) == ("step was traced (trace #1) inside no_retrace(step), for the first time. Call it once "
+    assert str(err.value) == ("step was traced (trace #1) inside no_retrace(jit(step)), for the first time. Call it once "
                               "before the block, so that inside it every call reuses a compiled program.")
 
 
@@ -91,7 +91,7 @@ def test_no_retrace_refuses_a_method_bound_from_a_jaxstatic_function() -> None:
     model = Model()
     model.apply(jnp.ones(2), 1)
     with pytest.raises(js.RetraceError, match=r"Model\.apply was traced \(trace #2\) inside "
-                                              r"no_retrace\(Model\.apply\), because n: 1 -> 2"), \
+                                              r"no_retrace\(jit\(Model\.apply\)\), because n: 1 -> 2"), \
             js.testing.no_retrace(model.apply):
         model.apply(jnp.ones(2), 2)
 
@@ -119,13 +119,13 @@ def test_expect_traces_lists_each_trace_when_the_number_differs(step: js.JitFunc
     with pytest.raises(AssertionError) as err, js.testing.expect_traces(step, 1):
         step(jnp.ones(3), 3)
         step(jnp.ones(5), 3)
-    assert str(err.value) == ("expect_traces(step) expected exactly 1 trace, but 2 traces happened:\n"
+    assert str(err.value) == ("expect_traces(jit(step)) expected exactly 1 trace, but 2 traces happened:\n"
                               "  1. jit(step): trace #2, because n: 2 -> 3\n"
                               "  2. jit(step): trace #3, because x: float32[3] -> float32[5]")
 
 
 def test_expect_traces_fails_when_too_few_happened(step: js.JitFunction[..., jax.Array]) -> None:
-    with pytest.raises(AssertionError, match=r"^expect_traces\(step\) expected exactly 1 trace, but 0 traces "
+    with pytest.raises(AssertionError, match=r"^expect_traces\(jit\(step\)\) expected exactly 1 trace, but 0 traces "
                                              r"happened\.$"), js.testing.expect_traces(step, 1):
         step(jnp.ones(3), 2)
 
@@ -133,7 +133,7 @@ def test_expect_traces_fails_when_too_few_happened(step: js.JitFunction[..., jax
 def test_expect_traces_at_most(step: js.JitFunction[..., jax.Array]) -> None:
     with js.testing.expect_traces(step, at_most=1):
         step(jnp.ones(3), 2)
-    with pytest.raises(AssertionError, match=r"^expect_traces\(step\) expected at most 1 trace, but 2 traces "
+    with pytest.raises(AssertionError, match=r"^expect_traces\(jit\(step\)\) expected at most 1 trace, but 2 traces "
                                              r"happened:\n  1\. jit\(step\): trace #2, because n: 2 -> 7\n"), \
             js.testing.expect_traces(step, at_most=1):
         step(jnp.ones(3), 7)
@@ -219,7 +219,7 @@ def test_pmap_traces_are_refused_and_counted() -> None:
     fn = js.pmap(scale)
     xs = jnp.ones((2, 3))
     fn(xs, 1)
-    with pytest.raises(js.RetraceError, match=r"^scale was traced \(trace #2\) inside no_retrace\(scale\), because "
+    with pytest.raises(js.RetraceError, match=r"^scale was traced \(trace #2\) inside no_retrace\(pmap\(scale\)\), because "
                                               r"k: 1 -> 2\."), js.testing.no_retrace(fn):
         fn(xs, 2)
     with js.testing.trace_log() as log:
@@ -258,7 +258,7 @@ def test_no_retrace_refuses_a_new_vmap_program_before_building_it() -> None:
     mapped = js.vmap(scale)
     mapped(jnp.ones((2, 3)), 1)
     with pytest.raises(js.RetraceError, match=r"^scale was given a new program \(#2\) for new static values inside "
-                                              r"no_retrace\(scale\), because k: 1 -> 2\."), js.testing.no_retrace(mapped):
+                                              r"no_retrace\(vmap\(scale\)\), because k: 1 -> 2\."), js.testing.no_retrace(mapped):
         mapped(jnp.ones((2, 3)), 2)
     assert mapped.cache_info().misses == 1
     mapped(jnp.ones((2, 3)), 2)
