@@ -201,9 +201,9 @@ def count_error(watch: Watch, kinds: frozenset[str], n: int | None, at_most: int
     limit = n if n is not None else at_most
     assert limit is not None
     expected = f"{'exactly' if n is not None else 'at most'} {limit} {_noun(kinds, limit)}"
-    happened = _counted(events) if count else f"0 {_noun(kinds, 0)}"
     listing = f":\n{watch.log}" if count else "."
-    return f"{watch.where} expected {expected}, but {happened} happened{listing}" + _first_note(events, watch, limit)
+    note = _first_note(events, watch, limit)
+    return f"{watch.where} expected {expected}, but {_happened(events, kinds)}{listing}{note}"
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------
@@ -256,12 +256,24 @@ def _noun(kinds: frozenset[str], n: int) -> str:
 
 
 def _counted(events: list[TraceEvent]) -> str:
-    """``2 traces``, ``1 new program``, ``2 traces and 1 new program``."""
+    """``2 traces``, ``1 new program``, ``2 traces, 1 new program``."""
     traces = sum(1 for e in events if e.kind == "trace")
     builds = len(events) - traces
     parts = [f"{traces} trace{'' if traces == 1 else 's'}"] if traces or not builds else []
     if builds:
         parts.append(f"{builds} new program{'' if builds == 1 else 's'}")
+    return ", ".join(parts)
+
+
+def _happened(events: list[TraceEvent], kinds: frozenset[str]) -> str:
+    """``2 traces happened``, ``1 new program was built``, ``1 trace happened and 2 new programs were built``."""
+    traces = sum(1 for e in events if e.kind == "trace")
+    builds = len(events) - traces
+    parts = []
+    if traces or (not builds and "trace" in kinds):
+        parts.append(f"{traces} trace{'' if traces == 1 else 's'} happened")
+    if builds or not parts:
+        parts.append(f"{builds} new program{' was' if builds == 1 else 's were'} built")
     return " and ".join(parts)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
 
 import jax
@@ -102,6 +104,135 @@ def test_functions_jaxstatic_does_not_transform_are_refused_with_the_fix() -> No
                                         r"<PjitFunction .*>, whose traces jaxstatic does not see\. Wrap it with a "
                                         r"jaxstatic transform, or name the jaxstatic function that calls it\.$"):
         js.testing.no_retrace(plain)
+
+
+def test_a_foreign_wrapper_around_a_jaxstatic_function_is_refused_not_watched() -> None:
+    """jax.jit copies the vmap's attributes (its counters among them) through functools.wraps: watching them would
+    let a retrace of the outer jax.jit pass unseen."""
+    mapped = js.vmap(scale)
+    outer = jax.jit(mapped, static_argnums=1)
+    outer(jnp.ones((2, 3)), 1)
+    for helper in (js.testing.no_retrace, js.testing.trace_log, lambda fn: js.testing.expect_traces(fn, 0)):
+        with pytest.raises(TypeError, match=r"watches functions made by jaxstatic transforms, but got <PjitFunction "
+                                            r"of .*>, a wrapper around <jaxstatic\.vmap of scale> \(reached through "
+                                            r"fn\.__wrapped__\): jaxstatic counts the traces of <jaxstatic\.vmap of "
+                                            r"scale>, not those of the wrapper \(a jax\.jit around it traces and "
+                                            r"compiles on its own\)\. Make the outer transform a jaxstatic one \(js\.jit "
+                                            r"rather than jax\.jit\), or name the jaxstatic function itself "
+                                            r"\(fn\.__wrapped__\)\.$"):
+            helper(outer)
+    # Made a jaxstatic transform, the outer jit's retrace for a new shape is seen and refused.
+    compiled = js.jit(mapped)
+    compiled(jnp.ones((2, 3)), 1)
+    with pytest.raises(js.RetraceError, match=r"because x: float32\[2,3\] -> float32\[4,3\]"), \
+            js.testing.no_retrace(compiled):
+        compiled(jnp.ones((4, 3)), 1)
+
+
+def test_a_decorator_around_a_jaxstatic_function_is_refused_naming_the_function_inside(
+        step: js.JitFunction[..., jax.Array]) -> None:
+    @functools.wraps(step)
+    def logged(*args: object) -> jax.Array:
+        return step(*args)
+
+    with pytest.raises(TypeError, match=r"a wrapper around <jaxstatic\.jit of step> \(reached through "
+                                        r"fn\.__wrapped__\)"):
+        js.testing.no_retrace(logged)
+    with pytest.raises(js.RetraceError, match=r"inside no_retrace\(jit\(step\)\), because n: 2 -> 3"), \
+            js.testing.no_retrace(logged.__wrapped__):  # type: ignore[attr-defined]
+        logged(jnp.ones(3), 3)
+
+
+# -- a refusal that does not leave the block ---------------------------------------------------------------------
+
+
+def test_a_refusal_in_a_worker_thread_that_catches_it_fails_the_block(step: js.JitFunction[..., jax.Array]) -> None:
+    caught: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            step(jnp.ones(3), 5)
+        except js.RetraceError as error:  # logged and carried on
+            caught.append(error)
+
+    with pytest.raises(js.RetraceError) as err, js.testing.no_retrace(step):
+        worker = threading.Thread(target=work, name="loader")
+        worker.start()
+        worker.join()
+    assert len(caught) == 1
+    assert str(err.value) == (
+        f"{caught[0]}\nThat error was raised in thread 'loader' and did not leave the block (caught, or lost with its "
+        "thread), so the block fails as it ends.")
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_refusal_that_ends_its_thread_fails_the_block(step: js.JitFunction[..., jax.Array]) -> None:
+    workers = [threading.Thread(target=step, args=(jnp.ones(3), n), name=f"w{n}") for n in (6, 7)]
+    with pytest.raises(js.RetraceError, match=r"^step was traced \(trace #2\) inside no_retrace\(jit\(step\)\), "
+                                              r"because n: 2 -> [67]\..*\nThat error was raised in thread 'w[67]' "
+                                              r"and did not leave the block \(caught, or lost with its thread\) "
+                                              r"\(1 more trace refused too\), so the block fails as it ends\.$"), \
+            js.testing.no_retrace(step):
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    assert step.trace_count == 1
+
+
+def test_a_refusal_caught_in_the_same_thread_fails_the_block(step: js.JitFunction[..., jax.Array]) -> None:
+    with pytest.raises(js.RetraceError, match=r"raised in thread 'MainThread' and did not leave the block"), \
+            js.testing.no_retrace(step):
+        with contextlib.suppress(js.RetraceError):
+            step(jnp.ones(3), 4)
+        step(jnp.ones(3), 2)  # the block goes on: cache hits
+
+
+def test_a_refusal_that_leaves_the_block_is_raised_once(step: js.JitFunction[..., jax.Array]) -> None:
+    with pytest.raises(js.RetraceError) as err, js.testing.no_retrace(step):
+        step(jnp.ones(3), 4)
+    assert "did not leave the block" not in str(err.value)
+
+
+# -- guards used again, and as decorators -----------------------------------------------------------------------
+
+
+def test_a_guard_object_can_be_entered_again(step: js.JitFunction[..., jax.Array]) -> None:
+    guard = js.testing.no_retrace(step)
+    with guard:
+        step(jnp.ones(3), 2)
+    with guard, guard:  # again, and inside itself
+        step(jnp.ones(3), 2)
+    with pytest.raises(js.RetraceError, match=r"inside no_retrace\(jit\(step\)\), because n: 2 -> 3"), guard:
+        step(jnp.ones(3), 3)
+    budget = js.testing.expect_traces(step, 1)
+    for n in (3, 4):
+        with budget as log:
+            step(jnp.ones(3), n)
+        assert [e.number for e in log] == [n - 1]  # each entry counts afresh
+
+
+def test_expect_traces_as_a_decorator_counts_each_call_on_its_own(step: js.JitFunction[..., jax.Array]) -> None:
+    @js.testing.expect_traces(step, 1)
+    def one_new_value(n: int) -> jax.Array:
+        return step(jnp.ones(3), n)
+
+    assert one_new_value.__name__ == "one_new_value"
+    for n in (3, 4, 5):  # as under pytest.mark.parametrize: each call is a block of its own
+        assert np.array_equal(one_new_value(n), [n] * 3)
+    with pytest.raises(AssertionError, match=r"^expect_traces\(jit\(step\)\) expected exactly 1 trace, but 0 traces "
+                                             r"happened\.$"):
+        one_new_value(5)
+
+
+def test_no_retrace_as_a_decorator(step: js.JitFunction[..., jax.Array]) -> None:
+    @js.testing.no_retrace(step)
+    def run(n: int) -> jax.Array:
+        return step(jnp.ones(3), n)
+
+    run(2)
+    with pytest.raises(js.RetraceError, match=r"because n: 2 -> 8"):
+        run(8)
 
 
 # -- expect_traces -------------------------------------------------------------------------------------------
@@ -265,8 +396,46 @@ def test_no_retrace_refuses_a_new_vmap_program_before_building_it() -> None:
     assert mapped.cache_info().misses == 2
 
 
+def test_a_budget_over_named_vmap_and_pmap_functions_counts_programs_and_names_each() -> None:
+    mapped, parallel = js.vmap(scale), js.pmap(scale)
+    with pytest.raises(AssertionError) as err, js.testing.expect_traces(mapped, at_most=1):
+        mapped(jnp.ones((2, 3)), 1)
+        mapped(jnp.ones((2, 3)), 2)
+    assert str(err.value) == (
+        "expect_traces(vmap(scale)) expected at most 1 new program, but 2 new programs were built:\n"
+        "  1. vmap(scale): program #1 (the first)\n"
+        "  2. vmap(scale): program #2, because k: 1 -> 2\n"
+        "vmap(scale) traced for the first time inside expect_traces(vmap(scale)): if another test usually calls it "
+        "first (a test now deselected by -k or --lf, or run on another pytest-xdist worker), call it once before the "
+        "budgeted code, or count its first trace in the budget.")
+    block = js.testing.trace_log(parallel, mapped)
+    assert block.where == "trace_log(pmap(scale), vmap(scale))"
+    with pytest.raises(AssertionError, match=r"^expect_traces\(pmap\(scale\)\) expected exactly 1 trace, but 0 traces "
+                                             r"happened\.$"), js.testing.expect_traces(parallel, 1):
+        mapped(jnp.ones((2, 3)), 1)
+
+
+def test_a_budget_missed_by_retraces_alone_says_nothing_of_first_traces(step: js.JitFunction[..., jax.Array]) -> None:
+    with pytest.raises(AssertionError) as err, js.testing.expect_traces(step, at_most=0):
+        step(jnp.ones(3), 3)
+    assert "first time" not in str(err.value)
+
+
+def test_a_trace_log_is_indexed_and_shown(step: js.JitFunction[..., jax.Array]) -> None:
+    with js.testing.trace_log(step) as log:
+        assert repr(log) == "<TraceLog of 0 traces>"
+        step(jnp.ones(3), 3)
+        step(jnp.ones(3), 4)
+    assert log[-1].changes == ("n: 3 -> 4",) and log[0].number == 2
+    assert [e.number for e in log[::-1]] == [3, 2]
+    assert repr(log) == ("<TraceLog of 2 traces; jit(step): trace #2, because n: 2 -> 3; "
+                         "jit(step): trace #3, because n: 3 -> 4>")
+    with pytest.raises(IndexError):
+        log[2]
+
+
 def test_js_testing_is_reachable_from_the_package() -> None:
     import jaxstatic.testing
 
     assert js.testing is jaxstatic.testing
-    assert set(js.testing.__all__) == {"TraceEvent", "TraceLog", "expect_traces", "no_retrace", "trace_log"}
+    assert set(js.testing.__all__) == {"Block", "TraceEvent", "TraceLog", "expect_traces", "no_retrace", "trace_log"}
