@@ -72,8 +72,10 @@ def test_only_other_is_counted():
                                  "  1. jit(step): trace #1 (the first)"])
 
 
-def test_a_misused_marker_says_how_to_use_it(pytester: pytest.Pytester) -> None:
+def test_a_misused_marker_says_how_to_use_it_in_one_line(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(STEP + """
+import jax
+
 @pytest.mark.max_traces("two")
 def test_text():
     pass
@@ -81,13 +83,35 @@ def test_text():
 @pytest.mark.max_traces(1, len)
 def test_not_jaxstatic():
     pass
+
+@pytest.mark.max_traces()
+def test_no_number():
+    pass
+
+@pytest.mark.max_traces(n=1)
+def test_keyword():
+    pass
+
+@pytest.mark.max_traces(1, jax.jit(step))
+def test_foreign_wrapper():
+    pass
 """)
     result = pytester.runpytest()
-    result.assert_outcomes(failed=2)
+    result.assert_outcomes(failed=5)
     result.stdout.fnmatch_lines([
-        "*@pytest.mark.max_traces: the number of traces must be an int >= 0, got 'two'.",
-        "*max_traces() watches functions made by jaxstatic transforms*but got <built-in function len>*",
+        "*_ test_text _*", "@pytest.mark.max_traces: the number of traces must be an int >= 0, got 'two'.",
+        "*_ test_not_jaxstatic _*",
+        "@pytest.mark.max_traces: max_traces() watches functions made by jaxstatic transforms*but got <built-in "
+        "function len>*",
+        "*_ test_no_number _*",
+        "@pytest.mark.max_traces takes the number of traces allowed, then the functions to watch if not all: "
+        "max_traces(2) or max_traces(2, step); got max_traces().",
+        "*_ test_keyword _*", "*got max_traces(n=1).",
+        "*_ test_foreign_wrapper _*",
+        "@pytest.mark.max_traces: max_traces() watches functions made by jaxstatic transforms, but got <PjitFunction "
+        "of <jaxstatic.jit of step>>, a wrapper around <jaxstatic.jit of step>*",
     ])
+    assert "_plugin.py" not in result.stdout.str() and "def pytest_runtest_call" not in result.stdout.str()
 
 
 def test_the_marker_is_registered_and_nothing_is_printed_unless_asked(pytester: pytest.Pytester) -> None:
@@ -187,17 +211,98 @@ def test_max_retraces_fails_the_session_naming_the_function(pytester: pytest.Pyt
     assert pytester.runpytest("--jaxstatic-max-retraces=5").ret == pytest.ExitCode.OK
 
 
-def test_the_report_adds_up_the_workers_of_pytest_xdist(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_report=REPORTED)
+SHARED = STEP.replace("import pytest\n", "")
+
+
+def _retrace_twice(start: int) -> str:
+    return f"""
+import jax.numpy as jnp
+from shared import step
+
+def test_retraces_twice():
+    for n in ({start}, {start + 1}, {start + 2}):
+        step(jnp.ones(3), n)
+"""
+
+
+def test_under_xdist_the_limit_checks_the_totals_the_report_prints(pytester: pytest.Pytester) -> None:
+    """Each worker retraces the shared step twice: 4 retraces in all, over a limit of 3, though neither worker is."""
+    pytester.makepyfile(shared=SHARED, test_a=_retrace_twice(1), test_b=_retrace_twice(10))
     path = pytester.path / "traces.json"
-    result = pytester.runpytest("-p", "xdist", "-n", "2", f"--jaxstatic-report=json:{path}",
-                                "--jaxstatic-max-retraces=2")
-    result.assert_outcomes(passed=3)
+    args = ("-p", "xdist", "-n", "2", "--dist", "loadfile", f"--jaxstatic-report=json:{path}", "--jaxstatic-report")
+    result = pytester.runpytest(*args, "--jaxstatic-max-retraces=3")
+    result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "function   defined at  traces  hits  retraces  most common retrace reason",
+        "jit(step)  shared:5    6       0     4         n changed (4 of 4 retraces), e.g. n: *",
+        "*= jaxstatic: functions retraced more than 3 times =*",
+        "jit(step) (shared:5) retraced 4 times (allowed: 3); most often: n changed (4 of 4 retraces), e.g. n: *",
+    ])
     data = json.loads(path.read_text())
-    # However the tests are spread: a step of its own per worker, other traced once per worker that calls it.
-    assert {"test": "test_report.py::test_static_values", "traces": 4} in data["tests"]
-    assert sum(t["traces"] for t in data["tests"]) in (7, 8)
-    [step] = [f for f in data["functions"] if f["function"] == "jit(step)"]
-    assert step["traces"] == 6 and step["retraces"] in (4, 5)
-    assert [f["function"] for f in data["over_max_retraces"]] == ["jit(step)"]
+    assert sorted((t["test"], t["traces"]) for t in data["tests"]) == [("test_a.py::test_retraces_twice", 3),
+                                                                       ("test_b.py::test_retraces_twice", 3)]
+    assert data["over_max_retraces"] == [{"function": "jit(step)", "defined_at": "shared:5", "retraces": 4}]
+
+
+def test_two_functions_of_one_name_are_two_rows_each_checked_on_its_own(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_a=STEP + REPORTED.removeprefix(STEP), test_b=STEP + """
+def test_b():
+    for n in range(3):
+        step(jnp.ones(3), n)
+""")
+    result = pytester.runpytest("--jaxstatic-report", "--jaxstatic-max-retraces=2")
+    result.assert_outcomes(passed=4)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "function    defined at  traces  hits  retraces  most common retrace reason",
+        "jit(step)   test_a:6    6       0     5         *",
+        "jit(step)   test_b:6    3       0     2         n changed (2 of 2 retraces), e.g. n: 1 -> 2",
+        "*= jaxstatic: functions retraced more than 2 times =*",
+        "jit(step) (test_a:6) retraced 5 times (allowed: 2)*",
+    ])
+    assert "(test_b:6) retraced" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("autoload", ["disabled", "enabled"])
+def test_the_plugin_loads_by_its_package_name(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                              autoload: str) -> None:
+    if autoload == "disabled":
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(STEP + """
+@pytest.mark.max_traces(0)
+def test_over():
+    step(jnp.ones(3), 1)
+""")
+    result = pytester.runpytest("-p", "jaxstatic_pytest", "--strict-markers")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["@pytest.mark.max_traces(0) expected at most 0 traces, but 1 trace happened:"])
+    assert "Unknown pytest.mark" not in result.stdout.str()
+
+
+def test_expect_traces_decorates_a_parametrized_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(STEP + """
+@pytest.mark.parametrize("n", [1, 2, 3])
+@js.testing.expect_traces(step, 1)
+def test_each_value_compiles_once(n):
+    step(jnp.ones(3), n)
+    step(jnp.ones(3), n)
+""")
+    pytester.runpytest().assert_outcomes(passed=3)
+
+
+def test_the_json_report_makes_its_folders_and_says_when_it_cannot_be_written(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_report=REPORTED)
+    result = pytester.runpytest("--jaxstatic-report=json:reports/sub/traces.json")
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.OK
+    path = pytester.path / "reports" / "sub" / "traces.json"
+    result.stdout.fnmatch_lines([f"jaxstatic trace report written to {path}"])
+    assert json.loads(path.read_text())["functions"][0]["traces"] == 6
+    (pytester.path / "taken").write_text("a file, not a folder")
+    result = pytester.runpytest("--jaxstatic-report=json:taken/traces.json")
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines([f"jaxstatic: --jaxstatic-report=json:{pytester.path / 'taken' / 'traces.json'} "
+                                 "could not be written: [[]Errno *"])
+    assert "Traceback" not in result.stdout.str() and "written to" not in result.stdout.str()

@@ -139,7 +139,7 @@ def test_a_decorator_around_a_jaxstatic_function_is_refused_naming_the_function_
                                         r"fn\.__wrapped__\)"):
         js.testing.no_retrace(logged)
     with pytest.raises(js.RetraceError, match=r"inside no_retrace\(jit\(step\)\), because n: 2 -> 3"), \
-            js.testing.no_retrace(logged.__wrapped__):  # type: ignore[attr-defined]
+            js.testing.no_retrace(logged.__wrapped__):
         logged(jnp.ones(3), 3)
 
 
