@@ -69,7 +69,11 @@ def test_only_other_is_counted():
     result = pytester.runpytest()
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*@pytest.mark.max_traces(0, jit(step)) expected at most 0 traces, but 1 trace happened:",
-                                 "  1. jit(step): trace #1 (the first)"])
+                                 "  1. jit(step): trace #1 (the first)",
+                                 "jit(step) traced for the first time inside @pytest.mark.max_traces(0, jit(step)): if "
+                                 "another test usually calls it first (a test now deselected by -k or --lf, or run on "
+                                 "another pytest-xdist worker), call it once before the budgeted code, or count its "
+                                 "first trace in the budget."])
 
 
 def test_a_misused_marker_says_how_to_use_it_in_one_line(pytester: pytest.Pytester) -> None:
@@ -278,6 +282,8 @@ def test_over():
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["@pytest.mark.max_traces(0) expected at most 0 traces, but 1 trace happened:"])
     assert "Unknown pytest.mark" not in result.stdout.str()
+    # -p no:jaxstatic wins, whatever else loads the package
+    pytester.runpytest("-p", "no:jaxstatic", "-p", "jaxstatic_pytest").assert_outcomes(passed=1)
 
 
 def test_expect_traces_decorates_a_parametrized_test(pytester: pytest.Pytester) -> None:
