@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import itertools
 import logging
 import threading
@@ -246,7 +247,7 @@ def site_of(fn: Callable[..., object]) -> str:
     which tells apart two functions of the same name (and is the same in every process, pytest-xdist workers
     included). Read once, when the function is transformed."""
     for _ in range(64):  # a __wrapped__ cycle cannot hang a transform
-        inner = getattr(fn, "__wrapped__", None)
+        inner = fn.func if isinstance(fn, functools.partial) else getattr(fn, "__wrapped__", None)
         if inner is None:
             break
         fn = inner

@@ -3,7 +3,8 @@
 - ``@pytest.mark.max_traces(n)`` / ``max_traces(n, step, loss)``: the test fails if jaxstatic functions (or the
   named ones) trace more than ``n`` times during it, each trace listed with its explanation.
 - ``--jaxstatic-report`` (or ``=json:PATH``): the functions traced during the session and the traces per test.
-- ``--jaxstatic-max-retraces=N``: the session fails if a function retraced more than ``N`` times.
+- ``--jaxstatic-max-retraces=N``: the session fails if a function retraced more than ``N`` times, as the report
+  counts them (its objects and the pytest-xdist workers added up).
 
 Loading the plugin imports neither jaxstatic nor JAX: a marked test imports them when it runs, and the options
 when the session starts (after ``conftest.py`` files have configured JAX). Without a marker or an option it does
@@ -97,7 +98,7 @@ class _Session:
         self.term = "term" in reports
         # Absolute now, as the user meant them: a test that changes the working directory does not move them.
         self.paths = [os.path.abspath(report[5:]) for report in reports if report != "term"]
-        self.unwritten: list[str] = []  # the reports that could not be written, with why
+        self.unwritten: dict[str, str] = {}  # the reports that could not be written, and why
         self.limit = limit
         self.recorder: Recorder | None = None
 
@@ -131,7 +132,7 @@ class _Session:
             try:
                 self.recorder.write_json(path, self.limit)
             except OSError as error:
-                self.unwritten.append(f"--jaxstatic-report=json:{path} could not be written: {error}")
+                self.unwritten[path] = str(error)
         if self.unwritten and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
@@ -149,10 +150,11 @@ class _Session:
             terminalreporter.write_sep("=", "jaxstatic trace report")
             terminalreporter.write_line(self.recorder.table())
         for path in self.paths:
-            if not any(line.startswith(f"--jaxstatic-report=json:{path} ") for line in self.unwritten):
+            if path in self.unwritten:
+                terminalreporter.write_line(f"jaxstatic: --jaxstatic-report=json:{path} could not be written: "
+                                            f"{self.unwritten[path]}", red=True)
+            else:
                 terminalreporter.write_line(f"jaxstatic trace report written to {path}")
-        for line in self.unwritten:
-            terminalreporter.write_line(f"jaxstatic: {line}", red=True)
         if self.limit is not None and self.recorder.over(self.limit):
             terminalreporter.write_sep("=", f"jaxstatic: functions retraced more than {self.limit} times", red=True)
             terminalreporter.write_line(self.recorder.offenders(self.limit))
