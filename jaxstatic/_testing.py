@@ -117,7 +117,12 @@ class Block(Generic[_T]):
                  traceback: TracebackType | None) -> None:
         watch: Watch = self._entered.stack.pop()
         self.stop(watch)
-        failure = None if kind is not None else self.failure(watch)  # the block's own error goes on
+        if error is not None:  # the block's own error goes on, saying what else was refused
+            lost = [(e, t) for e, t in watch.refused if e is not error]
+            if lost and hasattr(error, "add_note"):  # Python 3.11+
+                error.add_note(f"Inside the block, besides: {_lost_refusal(lost)}")
+            return
+        failure = self.failure(watch)
         if failure is not None:
             raise failure
 

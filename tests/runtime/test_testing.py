@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import threading
 
 import jax
@@ -192,6 +193,23 @@ def test_a_refusal_that_leaves_the_block_is_raised_once(step: js.JitFunction[...
     with pytest.raises(js.RetraceError) as err, js.testing.no_retrace(step):
         step(jnp.ones(3), 4)
     assert "did not leave the block" not in str(err.value)
+    assert not any("did not leave the block" in note for note in getattr(err.value, "__notes__", []))
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="exception notes are Python 3.11+")
+def test_an_error_of_the_block_itself_notes_a_refusal_in_another_thread(step: js.JitFunction[..., jax.Array]) -> None:
+    def work() -> None:
+        with contextlib.suppress(js.RetraceError):
+            step(jnp.ones(3), 9)
+
+    worker = threading.Thread(target=work, name="side")
+    with pytest.raises(KeyError) as err, js.testing.no_retrace(step):
+        worker.start()
+        worker.join()
+        raise KeyError("mine")
+    [note] = err.value.__notes__
+    assert note.startswith("Inside the block, besides: step was traced (trace #2) inside no_retrace(jit(step)), "
+                           "because n: 2 -> 9.") and "raised in thread 'side'" in note
 
 
 # -- guards used again, and as decorators -----------------------------------------------------------------------
