@@ -91,12 +91,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R]):
     def __init__(self, fn: Callable[_P, _R], options: dict[str, Any], *, max_traces: int | None = None,
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
         fn = _options.check_callable(fn, f"jaxstatic.{self._transform}")
-        # The wrapped function's attributes, but never over this transform's own options, set before this call:
-        # update_wrapper's plain __dict__ update let an inner transform's options replace an outer one's
-        # (js.grad(js.grad(f, argnums=0), argnums=1) differentiated by argnums=0 twice).
-        functools.update_wrapper(self, fn, updated=())
-        for name, value in getattr(fn, "__dict__", {}).items():
-            self.__dict__.setdefault(name, value)
+        _wrap(self, fn)
         self._fn = fn
         self._function = _options.display_name(fn)
         self._options = dict(options)
@@ -540,6 +535,20 @@ def _general_call(self: StaticFunction[Any, Any], args: tuple[Any, ...], kwargs:
     if dispatch is None:
         dispatch = self._new_dispatch(args, kwargs)
     return dispatch(args, kwargs)
+
+
+def _wrap(self: StaticFunction[Any, Any], fn: Callable[..., Any]) -> None:
+    """``functools.update_wrapper``, whose attributes of ``fn`` never replace this transform's own: its options,
+    set before this call (``js.grad(js.grad(f, argnums=0), argnums=1)`` differentiated by argnums=0 twice when an
+    inner transform's options replaced the outer one's), and its methods and properties (``eqx.filter_jit``'s
+    ``_signature`` attribute hid the method of that name: the first call raised ``'Signature' object is not
+    callable``). Other wrappers' private attributes are theirs alone, so none is copied."""
+    functools.update_wrapper(self, fn, updated=())
+    own = self.__dict__
+    for name, value in getattr(fn, "__dict__", {}).items():
+        if name not in own and not (name.startswith("_") and not name.startswith("__")) and not hasattr(
+                type(self), name):
+            own[name] = value
 
 
 def _inner_transform(fn: Callable[..., Any]) -> StaticFunction[Any, Any] | None:
