@@ -428,7 +428,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R]):
             }
             return _lane.counted(stats, signature, self._why_again(key), call, call_args, call_kwargs)
 
-        body.__name__ = getattr(fn, "__name__", "jaxstatic_function")
+        body.__name__ = _options.program_name(fn)
         body.__qualname__ = self._function
         body.__wrapped__ = fn  # type: ignore[attr-defined]  # JAX's debug info: the user's name, file and line
         body.__signature__ = _program_signature(named, varpos, varkw)  # type: ignore[attr-defined]
