@@ -19,7 +19,9 @@ What is shared and what not:
   which ``_options`` freezes as static values are frozen (``1`` and ``True`` differ); options that cannot be frozen,
   and any other callable (a ``functools.partial``, a bound method, an instance), make a function of their own, as
   before;
-- transforms with state set after they are made (``custom_vjp``/``custom_jvp``, whose rules come later) never;
+- transforms with state set after they are made (``custom_vjp``/``custom_jvp``, whose rules come later) never, nor
+  ``pmap``, whose traced body JAX keeps until ``jax.clear_caches()`` (so the function's shared functions would be
+  kept with it);
 - at most ``LIMIT`` option sets per function, the oldest forgotten first (bounded memory: a forgotten one lives on
   while something holds it).
 
@@ -80,7 +82,8 @@ def _key(cls: type, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
     """``(function holding the entry, key)``, or None where this transform of ``fn`` is not shared."""
     if not getattr(cls, "_shares", True):
         return None
-    inner = getattr(fn, "_shared_as", None) if not isinstance(fn, types.FunctionType) else None
+    # a jaxstatic transform made here (one copied by another wrapper's update_wrapper is not one)
+    inner = fn.__dict__.get("_shared_as") if isinstance(type(fn), Transform) else None
     if inner is not None:
         base, inner_key = inner
     elif type(fn) is types.FunctionType:

@@ -75,6 +75,7 @@ def test_other_options_or_functions_do_not_share() -> None:
     partial = functools.partial(f, n=2)  # not a plain function: its own, as before
     assert js.jit(partial) is not js.jit(partial)
     assert js.custom_vjp(f) is not js.custom_vjp(f)  # rules defined after it is made
+    assert js.pmap(f) is not js.pmap(f)  # JAX keeps its traced body: it would keep the static values
 
 
 def test_max_traces_bounds_every_rebuild_together() -> None:
