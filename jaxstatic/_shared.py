@@ -51,7 +51,9 @@ jaxstatic's own transforms copy no private attribute."""
 LIMIT = 32
 """Option sets kept per function (``js.jit(f, static_argnums=i)`` for many ``i`` stays bounded)."""
 
-_LOCK = threading.Lock()  # held for dict operations only: no user code runs under it
+# Held for dict operations only. Reentrant: a key holding an option of the user's (a policy callable, a mesh) may
+# run its __eq__ in a lookup, and that may make a transformed function too.
+_LOCK = threading.RLock()
 
 
 class Shared(dict[Any, Any]):
