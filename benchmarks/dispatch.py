@@ -251,6 +251,29 @@ def case_jit_of(transform: str) -> Callable[[], dict[str, Callable[[], Any]]]:
     return make
 
 
+def case_rebuilt() -> dict[str, Callable[[], Any]]:
+    """Each transform made again on every call, as in ``def apply(x): return jax.jit(f)(x)``: JAX shares the
+    programs of one function and options across its jit objects, jaxstatic the transformed function itself."""
+    def f(x: jax.Array, y: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n + y
+
+    return {"jax.jit": lambda: jax.jit(f, static_argnames=("n",))(x, y, 3), "jaxstatic.jit": lambda: js.jit(f)(x, y, 3),
+            "eqx.filter_jit": lambda: eqx.filter_jit(f)(x, y, 3)}
+
+
+def case_rebuilt_grad() -> dict[str, Callable[[], Any]]:
+    """``js.jit(js.grad(f))`` made on every call, beside ``eqx.filter_jit(eqx.filter_grad(f))`` (which shares its
+    program too) and, in the jax.jit column, ``jax.jit`` rebuilt over one ``jax.grad(f)`` made once (a
+    ``jax.grad`` made per call is a new function, traced again each time)."""
+    def f(x: jax.Array, y: jax.Array, n: Static[int]) -> jax.Array:
+        return jnp.sum(x * n + y)
+
+    g = jax.grad(f)
+    return {"jax.jit": lambda: jax.jit(g, static_argnames=("n",))(x, y, 3),
+            "jaxstatic.jit": lambda: js.jit(js.grad(f))(x, y, 3),
+            "eqx.filter_jit": lambda: eqx.filter_jit(eqx.filter_grad(f))(x, y, 3)}
+
+
 def case_pmap() -> dict[str, Callable[[], Any]]:
     """``js.pmap(f)`` against ``jax.pmap(f, static_broadcasted_argnums=...)`` over this machine's devices (in the
     jax.jit column: the baseline of this row is jax.pmap). Each round waits for its results (``settle``)."""
@@ -266,10 +289,15 @@ def decoration_us(rounds: int) -> dict[str, float]:
     def f(x: jax.Array, n: Static[int]) -> jax.Array:
         return x * n
 
+    def copy() -> Callable[..., Any]:  # a new function each time: js.jit(f) made again is the one made before
+        g = types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
+        g.__annotations__ = f.__annotations__
+        return g
+
     makers: dict[str, Callable[[], Any]] = {
-        "jax.jit": lambda: jax.jit(f, static_argnames=("n",)),
-        "jaxstatic.jit": lambda: js.jit(f),
-        "eqx.filter_jit": lambda: eqx.filter_jit(f),
+        "jax.jit": lambda: jax.jit(copy(), static_argnames=("n",)),
+        "jaxstatic.jit": lambda: js.jit(copy()),
+        "eqx.filter_jit": lambda: eqx.filter_jit(copy()),
     }
     return measure(makers, rounds, 200)
 
@@ -408,6 +436,8 @@ def main() -> None:
         "js.jit(js.vmap(f)), int": case_jit_of("vmap"),
         "js.jit(js.value_and_grad(f))": case_jit_of("value_and_grad"),
         "1000-element tuple": case_long_tuple,
+        "jit made again each call": case_rebuilt,
+        "jit(grad(f)) made each call": case_rebuilt_grad,
         "js.pmap(f) vs jax.pmap, int": case_pmap,
     }
     print(f"jax {jax.__version__}, equinox {eqx.__version__}; median us/call over {args.rounds} interleaved rounds "

@@ -23,7 +23,7 @@ from typing_extensions import ParamSpec
 from . import _options
 from ._core import Slot, StaticFunction, _is_traceable
 from ._custom import CustomJVPFunction, CustomVJPFunction
-from ._errors import missing_argument_error, option_error
+from ._errors import missing_argument_error, missing_extra_error, option_error
 from ._plan import Layout, Plan
 
 _P = ParamSpec("_P")
@@ -79,14 +79,21 @@ class GradFunction(StaticFunction[_P, _R]):
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         named = [name for name, src in plan.dynamics if src.kind not in ("varpos", "varkw")]
+        extras = next((plan.nargs - src.index for _, src in plan.dynamics if src.kind == "varpos"), 0)
         for name in self._diff:
             if isinstance(name, str) and name not in named:
                 raise missing_argument_error(self._transform, self._function, name)
+            if isinstance(name, int) and name >= extras:
+                raise missing_extra_error(self._transform, self._function, self._varargs(), name, extras)
         # a *args extra by its position among them: they follow the named values, one argument each
         argnums = tuple(named.index(n) if isinstance(n, str) else len(named) + n for n in self._diff)
         transform = jax.value_and_grad if self._value else jax.grad
         program = transform(body, argnums=argnums[0] if self._single else argnums, **self._options)
         return functools.partial(_checked_call, program, frozenset(argnums))
+
+
+    def _varargs(self) -> str:
+        return next(n for n, p in self._signature().parameters.items() if p.kind is p.VAR_POSITIONAL)
 
 
 class ValueAndGradFunction(GradFunction[_P, _R]):
@@ -97,10 +104,15 @@ class ValueAndGradFunction(GradFunction[_P, _R]):
     _value = True
 
 
-def _first_differentiable(layout: Layout) -> tuple[str, ...]:
+def _first_differentiable(layout: Layout) -> tuple[str | int, ...]:
+    """The first parameter neither Static nor NoDiff; else the first ``*args`` extra, as ``jax.grad`` takes
+    argument 0 of ``def f(*args)`` and of every ``wrapper(*args, **kwargs)``."""
     for name, p in layout.signature.parameters.items():
         if name not in layout.static and name not in layout.nodiff and p.kind not in _VARIADIC:
             return (name,)
+    for name, p in layout.signature.parameters.items():
+        if p.kind is p.VAR_POSITIONAL and name not in layout.static and name not in layout.nodiff:
+            return (0,)
     raise option_error("argnums", layout.function, "has no parameter to differentiate by default: every parameter "
                        "is Static, NoDiff or variadic", "Give argnums/argnames, or leave a parameter unmarked.")
 
@@ -149,7 +161,8 @@ def grad(fn: Callable[_P, Any] | None = None, /, *, argnums: int | Sequence[int]
     """``jax.grad`` with ``Static`` parameters passed through untouched and ``NoDiff`` ones never differentiated.
 
     The differentiated parameters are ``argnums`` (positions, as in ``jax.grad``) or ``argnames`` (names), else the
-    first parameter that is neither ``Static`` nor ``NoDiff``; an int or a name gives one gradient, a sequence a
+    first parameter that is neither ``Static`` nor ``NoDiff`` (else the first ``*args`` extra, as ``jax.grad``
+    differentiates argument 0 of ``def f(*args)``); an int or a name gives one gradient, a sequence a
     tuple, as in ``jax.grad``. Naming a ``Static`` or ``NoDiff`` parameter, or none, is an ``OptionError`` when
     ``grad`` is applied. ``has_aux``, ``holomorphic`` and ``allow_int`` are ``jax.grad``'s.
     """

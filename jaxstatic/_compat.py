@@ -144,6 +144,20 @@ def register_dataclass(cls: type, data_fields: Sequence[str], meta_fields: Seque
         for f in dropped:
             f.init = True
 
+# ---------------------------------------------------------------------------------------------------------------
+# jax.clear_caches()
+
+
+def register_jax_cache(cache: Any, what: str) -> None:
+    """Have ``jax.clear_caches()`` call ``cache.cache_clear()`` (JAX's own registry of caches, kept weakly: the
+    caller keeps ``cache`` alive). A JAX without that registry leaves ``clear_cache()`` the one way to clear."""
+    from jax._src import util
+
+    register = getattr(util, "register_cache", None)
+    if register is not None:
+        register(cache, what)
+
 
 __all__ = ["HAS_SHARD_MAP", "INFER", "JAX_FLOOR", "JAX_VERSION", "LANE", "SHARD_MAP_VERSION", "register_dataclass",
+           "register_jax_cache",
            "shard_map", "shard_map_needs", "spec_text", "typeof", "vmap"]

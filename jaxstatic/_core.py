@@ -18,10 +18,12 @@ static parameters are known (``_resolve``). Everything else is here:
 
 from __future__ import annotations
 
+import ast
 import collections
 import contextlib
 import functools
 import inspect
+import sys
 import threading
 import types
 from collections.abc import Callable
@@ -38,6 +40,7 @@ from . import (
     _hidden,
     _lane,
     _options,
+    _shared,
     _stats,
     _traceback,
     _typecheck,
@@ -81,22 +84,21 @@ class _InFlight:
         self.done = threading.Event()
 
 
-class StaticFunction(_compiled.Base, Generic[_P, _R]):
-    """A function transformed by jaxstatic. Call it like the function it wraps."""
+class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transform):
+    """A function transformed by jaxstatic. Call it like the function it wraps.
+
+    Made again from the same function with equal options, it is the one made before (``_shared``)."""
 
     _transform: ClassVar[str] = "transform"
     _counts_traces: ClassVar[bool] = True  # jit and pmap count traces; vmap and grad leave that to a jit above them
     _eager_without_jit: ClassVar[bool] = False  # jit alone becomes the plain function under jax.disable_jit()
+    _shares: ClassVar[bool] = True  # made again from the same function and options, the one made before
+    _made: tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]  # set by _shared: what it was made from
 
     def __init__(self, fn: Callable[_P, _R], options: dict[str, Any], *, max_traces: int | None = None,
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
         fn = _options.check_callable(fn, f"jaxstatic.{self._transform}")
-        # The wrapped function's attributes, but never over this transform's own options, set before this call:
-        # update_wrapper's plain __dict__ update let an inner transform's options replace an outer one's
-        # (js.grad(js.grad(f, argnums=0), argnums=1) differentiated by argnums=0 twice).
-        functools.update_wrapper(self, fn, updated=())
-        for name, value in getattr(fn, "__dict__", {}).items():
-            self.__dict__.setdefault(name, value)
+        _wrap(self, fn)
         self._fn = fn
         self._function = _options.display_name(fn)
         self._options = dict(options)
@@ -434,7 +436,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R]):
             }
             return _lane.counted(stats, signature, self._why_again(key), call, call_args, call_kwargs)
 
-        body.__name__ = getattr(fn, "__name__", "jaxstatic_function")
+        body.__name__ = _options.program_name(fn)
         body.__qualname__ = self._function
         body.__wrapped__ = fn  # type: ignore[attr-defined]  # JAX's debug info: the user's name, file and line
         body.__signature__ = _program_signature(named, varpos, varkw)  # type: ignore[attr-defined]
@@ -504,9 +506,25 @@ class StaticFunction(_compiled.Base, Generic[_P, _R]):
     def __repr__(self) -> str:
         return f"<jaxstatic.{self._transform} of {self._function}>"
 
-    def __reduce__(self) -> str:
-        """Pickled by reference, like a function: a module-level transformed function round-trips."""
-        return str(getattr(self, "__qualname__", self._function))
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        """Pickled as ``jax.jit`` functions are: by reference where its module and name lead back to it (a
+        module-level function round-trips as itself, its programs kept); otherwise (a local function, or one in
+        ``__main__``, which another process's ``__main__`` does not hold) by value, as the transform of its function
+        with the same options, which a pickler that pickles functions by value (cloudpickle) can ship to another
+        process."""
+        name = str(getattr(self, "__qualname__", self._function))
+        module = getattr(self, "__module__", None)
+        if module != "__main__" and _importable(self, module, name):
+            return name
+        fn, args, kwargs = self._made
+        return _rebuild, (self._unspecialized(), fn, args, kwargs, _annotation_globals(fn)), self._pickled_state()
+
+    def _pickled_state(self) -> Any:
+        """What pickling by value adds to the transform's arguments (``__setstate__`` restores it)."""
+        return None
+
+    def __setstate__(self, state: Any) -> None:
+        pass
 
     def __copy__(self) -> Self:
         return self
@@ -541,6 +559,53 @@ def _general_call(self: StaticFunction[Any, Any], args: tuple[Any, ...], kwargs:
     if dispatch is None:
         dispatch = self._new_dispatch(args, kwargs)
     return dispatch(args, kwargs)
+
+
+def _importable(fn: object, module: str | None, qualname: str) -> bool:
+    """Whether ``module.qualname`` leads back to ``fn`` (so pickling by reference loads ``fn`` itself)."""
+    target: Any = sys.modules.get(module or "")
+    for part in qualname.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            return False
+    return target is fn
+
+
+def _annotation_globals(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The module-level names that ``fn``'s string annotations (``from __future__ import annotations``) use: a
+    function pickled by value takes along only the globals its code uses, and its ``Static`` marks must still
+    resolve where it is loaded."""
+    names: set[str] = set()
+    for text in getattr(fn, "__annotations__", {}).values():
+        if isinstance(text, str):
+            with contextlib.suppress(SyntaxError):
+                names.update(n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name))
+    module = getattr(fn, "__globals__", {})
+    return {name: module[name] for name in sorted(names) if name in module}
+
+
+def _rebuild(cls: type[StaticFunction[Any, Any]], fn: Callable[..., Any], args: tuple[Any, ...],
+             kwargs: dict[str, Any], names: dict[str, Any]) -> StaticFunction[Any, Any]:
+    """A transformed function pickled by value, made again from its function and options."""
+    module = getattr(fn, "__globals__", None)
+    if isinstance(module, dict):
+        for name, value in names.items():
+            module.setdefault(name, value)
+    return cls(fn, *args, **kwargs)
+
+
+def _wrap(self: StaticFunction[Any, Any], fn: Callable[..., Any]) -> None:
+    """``functools.update_wrapper``, whose attributes of ``fn`` never replace this transform's own: its options,
+    set before this call (``js.grad(js.grad(f, argnums=0), argnums=1)`` differentiated by argnums=0 twice when an
+    inner transform's options replaced the outer one's), and its methods and properties (``eqx.filter_jit``'s
+    ``_signature`` attribute hid the method of that name: the first call raised ``'Signature' object is not
+    callable``). Other wrappers' private attributes are theirs alone, so none is copied."""
+    functools.update_wrapper(self, fn, updated=())
+    own = self.__dict__
+    for name, value in getattr(fn, "__dict__", {}).items():
+        if name not in own and not (name.startswith("_") and not name.startswith("__")) and not hasattr(
+                type(self), name):
+            own[name] = value
 
 
 def _inner_transform(fn: Callable[..., Any]) -> StaticFunction[Any, Any] | None:

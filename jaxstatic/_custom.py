@@ -111,6 +111,7 @@ class Inputs:
 
 class _CustomFunction(StaticFunction[_P, _R]):
     _counts_traces = False
+    _shares = False  # its rules are defined after it is made: two made from one function may differ
     _define: ClassVar[str]
     _roles: ClassVar[tuple[str, ...]]
 
@@ -157,6 +158,13 @@ class _CustomFunction(StaticFunction[_P, _R]):
 
     def _check_rules(self, layout: Layout, *rules: Callable[..., Any]) -> None:
         raise NotImplementedError
+
+    def _pickled_state(self) -> Any:
+        return self._rules
+
+    def __setstate__(self, state: Any) -> None:
+        if state is not None:
+            self._define_rules(*state)
 
     def _nondiff_labels(self, layout: Layout) -> list[str] | None:
         """The names of the rules' leading arguments, or None when a static ``*args`` makes their number vary."""

@@ -318,6 +318,15 @@ def missing_argument_error(transform: str, function: str, name: str) -> MissingA
     )
 
 
+def missing_extra_error(transform: str, function: str, varargs: str, index: int, given: int) -> MissingArgumentError:
+    """``f(): jaxstatic.grad differentiates args[0], but this call passes no values to *args ...``"""
+    passed = f"only {given} value{'s' if given != 1 else ''}" if given else "no values"
+    return MissingArgumentError(
+        f"{function}(): jaxstatic.{transform} differentiates {varargs}[{index}], but this call passes {passed} to "
+        f"*{varargs}. Pass at least {index + 1}, or differentiate another parameter (argnums/argnames)."
+    )
+
+
 def missing_rule_error(transform: str, function: str, define: str) -> RuleError:
     return RuleError(f"{function}(): jaxstatic.{transform} has no rule yet. Call {function}.{define} before calling "
                      "it, as with jax." + transform + ".")

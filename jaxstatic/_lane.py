@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 
-from . import _codegen, _compat, _compiled, _explain, _freeze, _hidden, _typecheck
+from . import _codegen, _compat, _compiled, _explain, _freeze, _hidden, _options, _typecheck
 from ._plan import Layout, Plan
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ class Lane:
             keys.add(key)
             return out
 
-        body.__name__ = getattr(owner._fn, "__name__", "jaxstatic_function")
+        body.__name__ = _options.program_name(owner._fn)
         body.__qualname__ = owner._function
         body.__wrapped__ = owner._fn  # type: ignore[attr-defined]  # JAX's debug info: the user's name and line
         body.__signature__ = layout.signature  # type: ignore[attr-defined]

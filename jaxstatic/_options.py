@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import inspect
 import numbers
 from collections.abc import Callable, Iterable, Mapping
@@ -51,6 +52,19 @@ def display_name(fn: Callable[..., Any]) -> str:
     if name is None:  # a callable instance
         name = type(fn).__qualname__
     return str(name).rpartition("<locals>.")[2]
+
+
+def program_name(fn: Any) -> str:
+    """The name JAX gives a program of ``fn`` (``jit_loss`` for ``functools.partial(loss, n=2)``), as its own
+    ``fun_name`` does, so that profiles and HLO dumps show the user's name."""
+    for _ in range(64):
+        name = getattr(fn, "__name__", None)
+        if name is not None:
+            return str(name)
+        if not isinstance(fn, functools.partial):
+            break
+        fn = fn.func
+    return "<unnamed function>"
 
 
 def _describe(value: object) -> str:
@@ -195,5 +209,5 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
 
 
 __all__ = ["JAX_JIT_CACHE_SIZE", "OptionError", "ParamOptions", "argnums_into_varargs", "as_tuple", "check_argnames", "check_cache_size",
-           "check_callable", "check_max_traces", "check_not_static", "display_name", "names_of_argnums",
+           "check_callable", "check_max_traces", "check_not_static", "display_name", "program_name", "names_of_argnums",
            "per_parameter", "positional", "resolve_param_options"]

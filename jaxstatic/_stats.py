@@ -39,6 +39,7 @@ class CacheInfo(NamedTuple):
 
 DROPPED = "its compiled program had been dropped (clear_cache() or JAX's own cache)"
 CLEARED = "clear_cache() released the earlier programs"
+CHANGED = "the arguments differ from every earlier trace's, as changes lists"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,8 +53,9 @@ class Retrace:
     """Which trace of the function this was (2 for its first retrace)."""
     changes: tuple[str, ...]
     """What changed since the most similar earlier trace, one entry per path (``"cfg['lr']: 0.1 -> 0.2"``)."""
-    reason: str = DROPPED  # when nothing changed: why the earlier program was not reused
-    """When ``changes`` is empty: why the earlier program was not reused."""
+    reason: str = DROPPED
+    """Why no earlier program was reused: ``CHANGED`` when ``changes`` says what changed; otherwise the reason
+    found, with arguments equal to an earlier trace's."""
 
     def __str__(self) -> str:
         if self.reason == CLEARED:
@@ -226,7 +228,8 @@ class TraceStats:
         number = self.traces + 1 if number is None else number
         if not self._history:  # cleared (or the first trace still running): nothing left to compare with
             return Retrace(self.function, number, (), CLEARED if self._cleared else DROPPED)
-        return Retrace(self.function, number, tuple(blame(self._history, signature)), reason)
+        changes = tuple(blame(self._history, signature))
+        return Retrace(self.function, number, changes, CHANGED if changes else reason)
 
     def cache_info(self) -> CacheInfo:
         # itertools.count has no peek: read its repr (the extension's Counter reads the same), exact and lock-free.

@@ -241,6 +241,9 @@ class PmapFunction(StaticFunction[_P, _R]):
 
     _transform = "pmap"
     _counts_traces = True  # one compiled program per static key, as for jit
+    # Never shared across rebuilds (``_shared``): JAX keeps a pmap's traced body until jax.clear_caches(), and the
+    # body reaches the function, which would then keep this function's static values alive through its own.
+    _shares = False
 
     def __init__(self, fn: Callable[_P, _R], axis_name: Hashable | None = None, *, in_axes: Any = 0,
                  out_axes: Any = 0, static_broadcasted_argnums: int | Iterable[int] = (),

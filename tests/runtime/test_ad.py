@@ -317,3 +317,52 @@ def test_argnums_reach_into_args_as_in_jax_grad(argnums: Any) -> None:
     assert isinstance(got, tuple) == isinstance(want, tuple)  # an integer, numpy's too, gives one gradient
     np.testing.assert_allclose(got, want)
     np.testing.assert_allclose(js.jit(js.grad(_picked, argnums=argnums))(args[0], 2, *args[1:]), want)
+
+
+def _spread(*args: jax.Array) -> jax.Array:
+    return jnp.sum(args[0] ** 2 * args[1])
+
+
+@pytest.mark.parametrize("argnums", [None, 0, 1, (1, 0)], ids=str)
+@pytest.mark.parametrize("value", [False, True], ids=["grad", "value_and_grad"])
+def test_a_variadic_function_is_differentiated_as_jax_grad_does(argnums: Any, value: bool) -> None:
+    theirs, ours = (jax.value_and_grad, js.value_and_grad) if value else (jax.grad, js.grad)
+    options = {} if argnums is None else {"argnums": argnums}
+    args = (X, jnp.array(3.0))
+    want = theirs(_spread, **options)(*args)
+    assert close(ours(_spread, **options)(*args), want)
+    assert close(js.jit(ours(_spread, **options))(*args), want)
+
+
+def test_a_variadic_functions_named_parameters_keep_their_rules() -> None:
+    def f(n: Static[int], key: NoDiff[jax.Array], *xs: jax.Array) -> jax.Array:
+        return jnp.sum(xs[0] ** n * key)
+
+    g = js.jit(js.grad(f))
+    assert g(3, jnp.array(2.0), X).tolist() == (6.0 * X**2).tolist()
+    assert g(2, jnp.array(1.0), X, X).tolist() == (2.0 * X).tolist()
+    assert g.trace_count == 2
+    with pytest.raises(js.MissingArgumentError, match="^" + re.escape(
+            "f(): jaxstatic.grad differentiates xs[0], but this call passes no values to *xs. Pass at least 1, or "
+            "differentiate another parameter (argnums/argnames).") + "$"):
+        js.grad(f)(2, jnp.array(1.0))
+    with pytest.raises(js.MissingArgumentError, match=re.escape("passes only 1 value to *xs. Pass at least 2")):
+        js.grad(f, argnums=3)(2, jnp.array(1.0), X)
+
+
+def _erasing(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    def wrapper(*args: Any, **kwargs: Any) -> jax.Array:
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def test_a_signature_erasing_wrapper_is_differentiated_and_still_warns_of_the_static_it_hides() -> None:
+    @_erasing
+    def power(x: jax.Array, n: Static[int]) -> jax.Array:
+        return jnp.sum(x**n)
+
+    with pytest.warns(js.HiddenStaticWarning, match=re.escape(
+            "jaxstatic.grad cannot see the Static parameter 'n' of power: decorator _erasing hides it")):
+        got = js.grad(power)(X, 3)
+    assert got.tolist() == (3 * X**2).tolist()

@@ -229,3 +229,21 @@ def test_when_nothing_visible_changed_no_difference_is_made_up() -> None:
     traced: Signature = {"x": DynamicSig(same["x"].treedef, tuple(leaf._replace(placement=None)  # type: ignore[union-attr]
                                                                 for leaf in same["x"].leaves)), "n": same["n"]}
     assert blame([same], dict(same)) == blame([same], traced) == []  # placement unknown inside a trace: no change
+
+
+@pytest.mark.parametrize("lane", [True, False], ids=["lane", "general path"])
+def test_a_retrace_records_reason_agrees_with_its_changes(lane: bool) -> None:
+    @js.jit
+    def f(x: jax.Array, n: Static[Any]) -> jax.Array:
+        return x * len(str(n))
+
+    a, b = (2, 3) if lane else ({"n": 2}, {"n": 3})
+    f(jnp.ones(1), a)
+    f(jnp.ones(1), b)
+    record = f.retraces[-1]
+    assert record.changes == (("n: 2 -> 3",) if lane else ("n['n']: 2 -> 3",))
+    assert record.reason == "the arguments differ from every earlier trace's, as changes lists"
+    f.clear_cache()
+    f(jnp.ones(1), a)
+    assert f.retraces[-1].changes == ()
+    assert f.retraces[-1].reason == "clear_cache() released the earlier programs"

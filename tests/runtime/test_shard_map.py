@@ -12,6 +12,8 @@ import jaxstatic as js
 from jaxstatic import Static
 from jaxstatic._compat import shard_map
 
+from ._fresh import fresh
+
 N = 8  # host devices, from tests/conftest.py
 
 
@@ -148,7 +150,7 @@ def test_mesh_from_the_context_and_decorator_form() -> None:
 
 def test_disable_jit_keeps_sharding_as_jax_shard_map_does(mesh: Mesh) -> None:
     """jax.disable_jit() turns off compilation, not the mapping: each shard sees its block, and psum its axis."""
-    sharded = js.shard_map(step, mesh=mesh, in_specs=(P("batch"), P()), out_specs=(P(), P("batch")))
+    sharded = js.shard_map(fresh(step), mesh=mesh, in_specs=(P("batch"), P()), out_specs=(P(), P("batch")))
     x, w = _data()
     cfg = {"act": jnp.tanh, "scale": 2.0}
     want_loss, want_y = _on_one_device(x, w, cfg)

@@ -17,6 +17,8 @@ import pytest
 import jaxstatic as js
 from jaxstatic import Static
 
+from ._fresh import fresh
+
 XS = jnp.arange(12.0).reshape(4, 3)
 
 
@@ -61,7 +63,7 @@ def test_equal_static_values_reuse_the_program_outside_a_jit(monkeypatch: pytest
     built: list[Any] = []
     real = jax.vmap
     monkeypatch.setattr(jax, "vmap", lambda *a, **k: built.append(a) or real(*a, **k))
-    ours = js.vmap(configured)
+    ours = js.vmap(fresh(configured))
     for cfg in ({"act": jnp.sin, "scale": 2.0}, dict(act=jnp.sin, scale=2.0), {"act": jnp.sin, "scale": 2.0}):
         ours(XS, cfg)
     assert len(built) == 1

@@ -1,0 +1,186 @@
+"""Transformed functions shared across rebuilds, as JAX shares compiled programs: ``js.jit(f)`` made again with the
+same function (by identity) and equal options is the function made the first time, with its programs.
+
+Code often applies a transform inside the function it calls (``def apply(x): return js.jit(f)(x)``, a library that
+jits a user's callback, a notebook cell run again). ``jax.jit`` shares its compiled programs process-wide per
+function and options, so that traces once; a jaxstatic function owns its cache, so without this it would trace on
+every call (measured ~500x slower). The same holds for stacks: ``js.jit(js.grad(f))`` rebuilt finds the grad made
+before, and then the jit made over it.
+
+Where the shared functions are kept: in the user's function itself, under ``ATTRIBUTE`` in its ``__dict__``, keyed
+by the transform and its options. A transformed function holds its function, so a registry outside the function
+would keep every function alive for ever (``jax.jit`` keeps its programs apart from the function, keyed weakly,
+which jaxstatic cannot: its programs trace the function itself). Kept in the function, the two form a cycle the
+garbage collector frees with the function, and with it the static values its programs hold.
+
+What is shared and what not:
+
+- plain Python functions (``types.FunctionType``) and the jaxstatic transforms made over them with equal options,
+  which ``_options`` freezes as static values are frozen (``1`` and ``True`` differ); options that cannot be frozen,
+  and any other callable (a ``functools.partial``, a bound method, an instance), make a function of their own, as
+  before;
+- transforms with state set after they are made (``custom_vjp``/``custom_jvp``, whose rules come later) never, nor
+  ``pmap``, whose traced body JAX keeps until ``jax.clear_caches()`` (so the function's shared functions would be
+  kept with it);
+- at most ``LIMIT`` option sets per function, the oldest forgotten first (bounded memory: a forgotten one lives on
+  while something holds it).
+
+``jax.clear_caches()`` clears every shared function's programs (its static values released) and forgets them. The
+statistics are the function's: ``trace_count``, ``retraces`` and ``cache_info()`` of a rebuilt wrapper count every
+call made through any of its rebuilds, ``clear_cache()`` clears the programs they share, and ``max_traces`` bounds
+them together, so a ``jaxstatic.testing`` budget sees each trace once.
+
+Cost: building ``js.jit(f)`` again is one frozen key and one dict lookup (no signature read, no code generated).
+"""
+
+from __future__ import annotations
+
+import threading
+import types
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from . import _compat, _freeze
+
+ATTRIBUTE = "_jaxstatic_shared"
+"""The name, in a function's ``__dict__``, of the transformed functions made from it (a ``Shared``). A single
+underscore: ``functools.update_wrapper`` copies it to other wrappers, which ``Shared.owner`` tells apart, and
+jaxstatic's own transforms copy no private attribute."""
+
+LIMIT = 32
+"""Option sets kept per function (``js.jit(f, static_argnums=i)`` for many ``i`` stays bounded)."""
+
+# Held for dict operations only. Reentrant: a key holding an option of the user's (a policy callable, a mesh) may
+# run its __eq__ in a lookup, and that may make a transformed function too.
+_LOCK = threading.RLock()
+
+
+class Shared(dict[Any, Any]):
+    """A function's transformed functions, by ``(transform class, frozen options, inner key)``, oldest first."""
+
+    __slots__ = ("__weakref__", "owner")
+
+    def __init__(self, owner: Callable[..., Any] | None = None) -> None:
+        super().__init__()
+        self.owner = None if owner is None else weakref.ref(owner)
+
+    def __reduce__(self) -> tuple[type[Shared], tuple[()]]:
+        """Pickled empty (a function pickled by value takes its ``__dict__`` along): programs stay in their
+        process, and the empty one, owned by nothing, is replaced at the first transform there."""
+        return Shared, ()
+
+    def __copy__(self) -> Shared:
+        return Shared()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Shared:
+        return Shared()
+
+
+_ALL: weakref.WeakValueDictionary[int, Shared] = weakref.WeakValueDictionary()  # by id: a dict has no hash
+
+
+def _key(cls: type, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any] | None:
+    """``(function holding the entry, key)``, or None where this transform of ``fn`` is not shared."""
+    if not getattr(cls, "_shares", True):
+        return None
+    # a jaxstatic transform made here (one copied by another wrapper's update_wrapper is not one)
+    inner = fn.__dict__.get("_shared_as") if isinstance(type(fn), Transform) else None
+    if inner is not None:
+        base, inner_key = inner
+    elif type(fn) is types.FunctionType:
+        base, inner_key = fn, None
+    else:
+        return None
+    try:
+        options = tuple(_frozen(v) for v in args), tuple((k, _frozen(v)) for k, v in kwargs.items())
+    except (_freeze.Unfreezable, TypeError):
+        return None
+    return base, (cls, options, inner_key)
+
+
+def _frozen(value: Any) -> Any:
+    """An option's key, as a static value's (``1`` and ``True`` differ): most are atomic (None, ints, bools,
+    strings), keyed by type and value at once, where ``freeze`` of the whole call cost ~5x the lookup."""
+    t = type(value)
+    return (t, value) if t in _freeze.ATOMIC else _freeze.freeze(value)
+
+
+def _holder(base: Any, create: bool) -> Shared | None:
+    """``base``'s own ``Shared`` (one copied from another function by ``functools.wraps`` is not), made if asked."""
+    found = getattr(base, "__dict__", {}).get(ATTRIBUTE)
+    if isinstance(found, Shared) and found.owner is not None and found.owner() is base:
+        return found
+    if not create:
+        return None
+    holder = Shared(base)
+    base.__dict__[ATTRIBUTE] = holder
+    _ALL[id(holder)] = holder
+    return holder
+
+
+def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> Any:
+    """The transformed function ``cls(fn, *args, **kwargs)``: the one made before with this function and equal
+    options, else ``make(fn, *args, **kwargs)`` (kept for the next rebuild where it can be)."""
+    found = _key(cls, fn, args, kwargs)
+    if found is not None:
+        base, key = found
+        with _LOCK:
+            holder = _holder(base, create=False)
+            made = None if holder is None else holder.pop(key, None)
+            if holder is not None and made is not None:
+                holder[key] = made  # the most recently used last
+                return made
+    made = make(fn, *args, **kwargs)
+    made._made = (fn, args, kwargs)  # what pickling by value rebuilds it from
+    if found is None:
+        return made
+    with _LOCK:
+        holder = _holder(base, create=True)
+        assert holder is not None
+        made = holder.setdefault(key, made)  # another thread made it first: that one is shared
+        made._shared_as = (base, key)
+        while len(holder) > LIMIT:
+            del holder[next(iter(holder))]
+    return made
+
+
+def clear_all() -> None:
+    """``jax.clear_caches()``: every shared function's programs cleared, and none shared any more."""
+    with _LOCK:
+        holders = list(_ALL.values())
+        made = [f for holder in holders for f in holder.values()]
+        for holder in holders:
+            holder.clear()
+    for f in made:
+        f.clear_cache()
+
+
+class _ClearedWithJax:
+    """What JAX's cache registry calls on ``jax.clear_caches()``."""
+
+    def cache_clear(self) -> None:
+        clear_all()
+
+    def cache_info(self) -> None:
+        return None
+
+    def cache_keys(self) -> list[Any]:
+        return []
+
+
+_CLEARED_WITH_JAX = _ClearedWithJax()
+_compat.register_jax_cache(_CLEARED_WITH_JAX, "jaxstatic: transformed functions shared across rebuilds")
+
+
+class Transform(type):
+    """The metaclass of jaxstatic's transformed functions: making one goes through ``find_or_make``."""
+
+    if not TYPE_CHECKING:  # type checkers read the class's own __init__ for its calls
+
+        def __call__(cls, fn, /, *args, **kwargs):
+            return find_or_make(cls, super().__call__, fn, args, kwargs)
+
+
+__all__ = ["ATTRIBUTE", "LIMIT", "Shared", "Transform", "clear_all", "find_or_make"]
