@@ -42,6 +42,7 @@ from . import (
     _traceback,
     _typecheck,
 )
+from ._annotations import deferring
 from ._errors import AnnotationError, non_array_error, non_static_error
 from ._lane import jit_disabled
 from ._memo import IdentityMemo
@@ -124,7 +125,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R]):
             # are Static too when the annotations resolve (forward references to later classes resolve by the
             # first call). Without such options nothing is read now: decoration stays as cheap as jax.jit's.
             self._params()
-            with contextlib.suppress(AnnotationError):
+            with contextlib.suppress(AnnotationError), deferring():
                 self._layout()
 
     def _label(self, fn: Callable[..., Any]) -> str:

@@ -35,7 +35,7 @@ import jax
 from typing_extensions import dataclass_transform
 
 from . import _compat
-from ._static_fields import static_names, static_names_by_head
+from ._static_fields import static_names
 from ._static_values import (
     AUX,
     BUILDING,
@@ -102,14 +102,12 @@ class _ClassState:
         self.get_statics: Callable[[Any], tuple[Any, ...]] = lambda o: ()
 
     def resolve(self, final: bool) -> bool:
-        """Split the fields. Before the first instance exists (``final=False``) only when every annotation
-        resolves: a forward reference may name a class defined later in the module."""
+        """Split the fields. Before the first instance exists (``final=False``) only when every annotation's
+        outermost part resolves: a forward reference may name an alias defined later in the module."""
         names = [f.name for f in self.fields]
-        statics = static_names(self.cls, names)
+        statics = static_names(self.cls, names, final)
         if statics is None:
-            if not final:
-                return False
-            statics = static_names_by_head(self.cls, names)
+            return False
         self.statics, self.children = statics, tuple(n for n in names if n not in statics)
         self.get_statics = _getter(statics)
         return True

@@ -22,7 +22,7 @@ class JaxstaticError(Exception):
 
 
 class AnnotationError(JaxstaticError, TypeError):
-    """An annotation could not be resolved, so jaxstatic cannot tell which parameters are static."""
+    """An annotation is not a type, so jaxstatic cannot tell which parameters (or fields) are static."""
 
 
 class NonStaticValueError(JaxstaticError, TypeError):

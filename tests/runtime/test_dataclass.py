@@ -15,7 +15,7 @@ import pytest
 import jaxstatic as js
 from jaxstatic import Static
 
-from . import future_dataclasses as future
+from . import future_dataclasses as future, future_unresolved as fu
 
 Activation = Callable[[jax.Array], jax.Array]
 
@@ -399,6 +399,30 @@ def test_classes_inside_functions_with_postponed_annotations() -> None:
     outer = Outer(Inner(jnp.ones(1), jnp.sin), [], "m")
     assert jax.tree_util.tree_structure(outer).num_leaves == 1
     assert jax.tree_util.tree_map(lambda a: a, outer).mode == "m"
+
+
+def test_a_static_field_whose_type_is_imported_only_for_type_checking_stays_static() -> None:
+    m = fu.Model(jnp.ones(2))
+    assert jax.tree_util.tree_leaves(m) == [m.w]
+    g = jax.grad(lambda m: jnp.sum(m.w / m.temperature))(m)
+    trained = jax.tree_util.tree_map(lambda p, g: p - 0.5 * g, m, g)
+    assert trained.temperature == 2.0 and trained.w.tolist() == [0.75, 0.75]
+    with pytest.raises(js.NonStaticValueError, match=r"^Model\(\): field 'temperature' is Static, but "
+                       r"Model\.temperature is a jax\.Array"):
+        fu.Model(jnp.ones(2), jnp.ones(1))  # type: ignore[arg-type]
+
+
+def test_static_fields_spelled_every_way_stay_static_when_their_types_do_not_resolve() -> None:
+    s = fu.Spelled(jnp.ones(2), jnp.ones(1), 1.0, 2.0, 3.0, 4, ("a",), 5.0)  # type: ignore[arg-type]
+    assert jax.tree_util.tree_leaves(s) == [s.w, s.aux]
+    assert jax.tree_util.tree_structure(s) == jax.tree_util.tree_structure(jax.tree_util.tree_map(lambda a: -a, s))
+    assert fu.Spelled.__jaxstatic_class__.statics == ("a", "b", "c", "d", "e", "f")  # type: ignore[attr-defined]
+
+
+def test_a_static_field_naming_a_class_defined_later_in_the_function() -> None:
+    flagged: Any = fu.local_forward_reference()
+    assert jax.tree_util.tree_leaves(flagged) == [flagged.w]
+    assert jax.tree_util.tree_map(lambda a: 2 * a, flagged).flags == (True, False)
 
 
 def test_defaults_factories_and_converters() -> None:
