@@ -10,8 +10,14 @@ Design, and what it costs (``benchmarks/dataclass.py``):
   return shares it, and JAX compares their treedefs by identity.
 - The class is registered with ``jax.tree_util.register_dataclass``, whose flatten runs in C++: children and the
   ``StaticFields`` (one hidden metadata attribute, ``__jaxstatic_aux__``) are read with ``getattr``, no Python
-  frame. JAX's unflatten calls the class with that attribute as a keyword; ``__init__`` recognises it and fills
-  ``__dict__`` directly, so converters and checks run once, at construction, never on JAX's placeholder leaves.
+  frame. JAX's unflatten calls the class with that attribute as a keyword; ``__new__`` recognises it and fills
+  ``__dict__`` directly, and no ``__init__`` a user can see runs (``_make_new``), so converters and checks run
+  once, at construction, never on JAX's placeholder leaves, and a checker wrapped around ``__init__``
+  (``@jaxtyped``, ``@beartype``) is never handed the hidden keyword. That costs a few hundred nanoseconds per
+  rebuilt node over calling a Python ``__init__`` (the ``__class__`` assignment), on unflatten only.
+- ``__init__`` is the class's own, run between jaxstatic's steps by a twin with the same signature and
+  annotations (``_init_twin``), so the checkers users put on the class check construction as they would without
+  jaxstatic.
 - A static value holding a ``dict``, ``list`` or ``set`` can change in place. Only instances holding one pay for
   that (``_static_values``): each flatten checks those containers, and a change gives a new ``StaticFields`` -- a
   retrace, never a stale program. Unflatten gives such fields a fresh copy rebuilt from the key, so nothing a user
@@ -25,7 +31,6 @@ Design, and what it costs (``benchmarks/dataclass.py``):
 from __future__ import annotations
 
 import dataclasses
-import functools
 import operator
 import threading
 from collections.abc import Callable, Mapping
@@ -35,6 +40,7 @@ import jax
 from typing_extensions import dataclass_transform
 
 from . import _compat
+from ._init_twin import twin
 from ._static_fields import static_names
 from ._static_values import (
     AUX,
@@ -174,22 +180,18 @@ def _convert(o: Any, state: _ClassState) -> None:
 
 
 def _make_init(state: _ClassState, init: Callable[..., None]) -> Callable[..., None]:
+    """The class's ``__init__`` with assignment opened before it and the object finished after it, under the
+    same signature (``_init_twin``), so that ``@beartype`` or ``@jaxtyped`` put on the class still check it."""
     cls = state.cls
 
-    @functools.wraps(init)
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if AUX in kwargs:  # JAX's unflatten: the children by name, and the metadata
-            d = self.__dict__
-            d.update(kwargs)
-            if state.statics:
-                restore_statics(d, state.statics)
-            return
-        if type(self) is not cls:  # super().__init__() from a subclass, which finishes the object itself
-            init(self, *args, **kwargs)
+    def start(self: Any) -> None:
+        if type(self) is cls:  # else super().__init__() from a subclass, which finishes the object itself
+            self.__dict__[BUILDING] = True
+
+    def finish(self: Any) -> None:
+        if type(self) is not cls:
             return
         d = self.__dict__
-        d[BUILDING] = True
-        init(self, *args, **kwargs)
         if not state.registered:
             state.resolve(final=True)
             state.register()
@@ -197,7 +199,43 @@ def _make_init(state: _ClassState, init: Callable[..., None]) -> Callable[..., N
             _convert(self, state)
         store(d, statics_of(self, state))
 
-    return __init__
+    return twin(init, cls, start, finish)
+
+
+def _make_new(state: _ClassState) -> staticmethod[..., Any]:
+    """``__new__``, which rebuilds the object when JAX's unflatten calls the class (``cls(**children,
+    __jaxstatic_aux__=...)``) without running any ``__init__`` a user or a checker can see.
+
+    ``type.__call__`` runs the ``__init__`` of the type of what ``__new__`` returns. So the rebuilt object is
+    returned as an instance of a hidden subclass whose ``__init__`` only turns it into an instance of the class
+    itself (``__class__`` assignment, allowed between a class and a subclass of the same layout). The class's own
+    ``__init__``, and whatever ``@jaxtyped``, ``@beartype`` or typeguard wrapped it in, never sees JAX's
+    placeholder leaves or the hidden keyword.
+    """
+    cls = state.cls
+    previous: Any = cls.__new__
+    rebuilt = _rebuilt_class(cls)
+
+    def __new__(klass: type, *args: Any, **kwargs: Any) -> Any:
+        if AUX in kwargs and klass is cls:  # JAX's unflatten: the children by name, and the metadata
+            o: Any = object.__new__(rebuilt)
+            d = o.__dict__
+            d.update(kwargs)
+            if state.statics:  # read here: a forward reference may resolve them at the first instance
+                restore_statics(d, state.statics)
+            return o
+        return object.__new__(klass) if previous is object.__new__ else previous(klass, *args, **kwargs)
+
+    return staticmethod(__new__)
+
+
+def _rebuilt_class(cls: type) -> type:
+    def __init__(self: Any, **kwargs: Any) -> None:
+        object.__setattr__(self, "__class__", cls)
+
+    __init__.__jaxstatic_guard__ = None  # type: ignore[attr-defined]  # not an undecorated subclass
+    return type(cls)(cls.__name__, (cls,), {"__init__": __init__, "__module__": cls.__module__,
+                                           "__qualname__": cls.__qualname__, STATE: cls.__dict__[STATE]})
 
 
 def _make_post_init(cls: type, user: Callable[..., None] | None) -> Callable[..., None]:
@@ -344,6 +382,8 @@ def _decorate(cls: type[_T], *, init: bool, repr: bool, eq: bool, frozen: bool, 
         methods["__setattr__"], methods["__delattr__"] = _make_setattr(state)
     for name, method in methods.items():
         setattr(cls, name, method)
+    if not plain:
+        cls.__new__ = _make_new(state)  # type: ignore[method-assign]  # after STATE and the guard: it subclasses
     if resolved:  # else at the first construction
         state.register(plain)
     return cls
