@@ -39,7 +39,7 @@ from typing import Any, TypeVar, overload
 import jax
 from typing_extensions import dataclass_transform
 
-from . import _compat
+from . import _compat, _flax
 from ._init_twin import twin
 from ._static_fields import static_names
 from ._static_values import (
@@ -129,6 +129,7 @@ class _ClassState:
         with _REGISTERING:
             if not self.registered:  # another thread may have built the first instance too
                 _register(self.cls, self.children, self.statics, plain)
+                _flax.register(self.cls, self.children, _replace if plain else _rebuild)
                 self.registered = True
 
 
@@ -158,6 +159,15 @@ def _register(cls: type, children: tuple[str, ...], statics: tuple[str, ...], pl
         del fields[AUX]
         for f in outside:
             f.init = False
+
+
+def _rebuild(o: Any, children: dict[str, Any]) -> Any:
+    """``o`` with other children and the same static fields, built as JAX's unflatten builds it (no ``__init__``)."""
+    return type(o)(**children, **{AUX: getattr(o, AUX)})
+
+
+def _replace(o: Any, children: dict[str, Any]) -> Any:
+    return dataclasses.replace(o, **children)
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
