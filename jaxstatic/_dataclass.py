@@ -40,6 +40,7 @@ import jax
 from typing_extensions import dataclass_transform
 
 from . import _compat, _flax
+from ._errors import unset_field_message
 from ._init_twin import twin
 from ._static_fields import static_names
 from ._static_values import (
@@ -101,6 +102,7 @@ class _ClassState:
         self.fields = dataclasses.fields(cls)
         self.converters = tuple((f.name, f.metadata[_CONVERTER]) for f in self.fields if _CONVERTER in f.metadata)
         self.repr_fields = tuple(f.name for f in self.fields if f.repr)
+        self.unset: tuple[str, ...] = ()  # fields an __init__ may leave unassigned: custom ones, init=False
         self.registered = False
         self.children: tuple[str, ...] = ()
         self.statics: tuple[str, ...] = ()
@@ -205,11 +207,25 @@ def _make_init(state: _ClassState, init: Callable[..., None]) -> Callable[..., N
         if not state.registered:
             state.resolve(final=True)
             state.register()
+        if state.unset:
+            _take_class_attributes(self, d, state)
         if d.pop(BUILDING) and state.converters:  # still True: __post_init__ did not run the converters
             _convert(self, state)
         store(d, statics_of(self, state))
 
     return twin(init, cls, start, finish)
+
+
+def _take_class_attributes(o: Any, d: dict[str, Any], state: _ClassState) -> None:
+    """A field a custom ``__init__`` left unassigned takes the value a class attribute gives it (as in Equinox:
+    ``config = ["a", "b"]`` in a subclass over an inherited field); one without any value is an error now, not at
+    the first flatten."""
+    for name in state.unset:
+        if name not in d:
+            try:
+                d[name] = getattr(o, name)
+            except AttributeError:
+                raise TypeError(unset_field_message(_name(state.cls), name)) from None
 
 
 def _make_new(state: _ClassState) -> staticmethod[..., Any]:
@@ -377,6 +393,8 @@ def _decorate(cls: type[_T], *, init: bool, repr: bool, eq: bool, frozen: bool, 
     cls = dataclasses.dataclass(cls, init=init, repr=False, eq=False, frozen=frozen, match_args=match_args,
                                 kw_only=kw_only)
     state = _ClassState(cls, frozen)
+    custom_init = not init or "__init__" in body  # else dataclasses' __init__ assigns every init field
+    state.unset = tuple(f.name for f in state.fields if custom_init or not f.init)
     methods: dict[str, Any] = {STATE: state, "__init_subclass__": _guard_subclasses(cls)}
     if eq and "__eq__" not in body:
         methods["__eq__"] = tree_eq

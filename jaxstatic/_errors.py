@@ -352,6 +352,12 @@ def static_field_message(owner: str, field: str, where: str, found: str, reason:
     )
 
 
+def unset_field_message(owner: str, field: str) -> str:
+    """A field that ``__init__`` did not assign and that has no default or class attribute."""
+    return (f"{owner}(): field {field!r} has no value: {owner}.__init__ did not assign it, and it has no default "
+            f"or class attribute. Assign self.{field} = ... in __init__, or give the field a default.")
+
+
 def unhashable_instance_message(owner: str, where: str, found: str, mutable: bool = False) -> str:
     """Why a jaxstatic dataclass instance has no hash (an array in it, or a static container that can change in
     place), and what to do instead."""

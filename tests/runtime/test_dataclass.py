@@ -578,3 +578,37 @@ def test_equinox_module_inside_a_dataclass() -> None:
     assert jax.tree_util.tree_map(lambda a: a, wrapped).activation is jnp.tanh
     grads = eqx.filter_grad(lambda w: run(w, X).sum())(wrapped)
     assert type(grads) is Wrapped and grads.activation is jnp.tanh
+
+
+def test_a_class_attribute_over_a_static_field_with_a_custom_init_as_in_equinox() -> None:
+    @js.dataclass
+    class Base:
+        w: jax.Array
+        config: Static[list[str]] = js.field(default_factory=list)
+
+    @js.dataclass
+    class Configured(Base):
+        config = ["a", "b"]  # type: ignore[assignment]  # noqa: RUF012
+
+        def __init__(self, w: jax.Array) -> None:
+            self.w = w
+
+    model = Configured(jnp.ones(2))
+    assert model.config == ["a", "b"] and jax.tree_util.tree_leaves(model) == [model.w]
+    assert jax.tree_util.tree_map(lambda a: 2 * a, model).config == ["a", "b"]
+    assert Base(jnp.ones(2)).config == []
+
+
+def test_a_field_a_custom_init_leaves_without_any_value_is_named() -> None:
+    @js.dataclass
+    class Forgetful:
+        w: jax.Array
+        k: Static[int]
+
+        def __init__(self, w: jax.Array) -> None:
+            self.w = w
+
+    with pytest.raises(TypeError, match=r"^Forgetful\(\): field 'k' has no value: Forgetful\.__init__ did not "
+                       r"assign it, and it has no default or class attribute\. Assign self\.k = \.\.\. in "
+                       r"__init__, or give the field a default\.$"):
+        Forgetful(jnp.ones(2))
