@@ -401,7 +401,8 @@ class StaticFunction(_compiled.Base, Generic[_P, _R]):
                                                      args, kwargs, leaf)  # a decorator hid a Static parameter
                     if hidden is not None:
                         return hidden
-                    return non_array_error(self._function, name, where, leaf, src.kind == "varkw")
+                    return non_array_error(self._function, name, where, leaf, src.kind == "varkw",
+                                           src.get(args, kwargs))
         return err
 
     # -- the traced body -------------------------------------------------------------------------------------
