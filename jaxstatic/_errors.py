@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +15,7 @@ import jax
 import numpy as np
 
 from . import _freeze, _keys
+from ._modules import holds_other_values, is_module, mixed, module_around, split_fix
 
 
 class JaxstaticError(Exception):
@@ -110,10 +110,10 @@ def non_static_error(function: str, param: str, value: Any) -> NonStaticValueErr
             "container by a name or an index), or pass it through a parameter that is not Static."
         )
     leaf = culprit.leaf
-    module = _module_around(value, leaf, param) if _freeze.is_array(leaf) else None
+    module = module_around(value, leaf, param) if _freeze.is_array(leaf) else None
     fix = _static_fix(leaf) if module is None else (
-        f"{_mixed(*module)}, so it cannot be static as a whole. "
-        + (_split_fix(module[0], dynamic=False) if _holds_other_values(module[1]) else
+        f"{mixed(*module)}, so it cannot be static as a whole. "
+        + (split_fix(module[0], dynamic=False) if holds_other_values(module[1]) else
            "Pass it through a parameter that is not Static, where its arrays are traced."))
     return NonStaticValueError(
         f"{function}(): parameter {param!r} is Static, but {where} is a {_freeze.type_name(leaf)}, which cannot be "
@@ -173,11 +173,11 @@ def non_array_error(function: str, param: str, where: str, leaf: object,
     arrays passed beside it static too. Inside an Equinox module that also holds arrays, Static is no fix either.
     """
     found = _found(where, leaf)
-    module = _module_around(value, leaf, param)
+    module = module_around(value, leaf, param)
     if module is not None:
         return NonArrayArgumentError(
             f"{function}(): parameter {param!r} is not Static, so its value is traced as an array, but {found}. "
-            f"{_mixed(*module)}, so it can be neither traced nor static as a whole. {_split_fix(module[0], dynamic=True)}"
+            f"{mixed(*module)}, so it can be neither traced nor static as a whole. {split_fix(module[0], dynamic=True)}"
         )
     if not in_var_keyword:
         return NonArrayArgumentError(
@@ -204,48 +204,6 @@ def _found(where: str, leaf: object) -> str:
     if callable(leaf) and kind != "function" and isinstance(name, str):  # jnp.tanh, len, np.sin: named as functions
         return f"{where} is a function ({name}, a {kind})"
     return f"{where} is a {kind}"
-
-
-# -- Equinox modules: arrays beside functions and names, so neither Static nor traced fits them whole
-
-
-def _module_around(value: Any, leaf: object, param: str) -> tuple[str, Any] | None:
-    """The outermost ``equinox.Module`` in ``value`` (itself included) that holds ``leaf`` and an array, with its
-    path; None without one (or without equinox imported: a value cannot hold a module then)."""
-    eqx = sys.modules.get("equinox")
-    if eqx is None or value is None:
-        return None
-
-    def is_module(x: Any) -> bool:
-        return isinstance(x, eqx.Module)
-
-    try:
-        nodes = jax.tree_util.tree_flatten_with_path(value, is_leaf=is_module)[0]
-    except Exception:  # a message is being built: never fail it
-        return None
-    for path, node in nodes:
-        if is_module(node):
-            leaves = jax.tree_util.tree_leaves(node)
-            if any(x is leaf for x in leaves) and any(map(_freeze.is_array, leaves)):
-                return param + jax.tree_util.keystr(path), node
-    return None
-
-
-def _holds_other_values(module: Any) -> bool:
-    return not all(map(_freeze.is_array, jax.tree_util.tree_leaves(module)))
-
-
-def _mixed(where: str, module: Any) -> str:
-    what = "arrays beside other values (functions, names)" if _holds_other_values(module) else "arrays"
-    return f"{where} is an equinox Module ({_freeze.type_name(module)}) holding {what}"
-
-
-def _split_fix(where: str, dynamic: bool) -> str:
-    here = "pass `arrays` here and `rest` to a Static parameter" if dynamic else (
-        "pass `rest` here and `arrays` to a parameter that is not Static")
-    return (f"Pass it to a function wrapped with eqx.filter_jit, which traces its arrays and keeps the rest static; "
-            f"or split it with `arrays, rest = eqx.partition({where}, eqx.is_array)`, {here}, and rebuild it "
-            "inside with `eqx.combine(arrays, rest)`.")
 
 
 # -- finding what cannot be static: the value walked again, this time with paths
@@ -303,8 +261,8 @@ def _steps(value: Any) -> list[tuple[str, Any]] | None:
     if t is slice:
         return [(".start", value.start), (".stop", value.stop), (".step", value.step)]
     record = how is _freeze.RECORD
-    if record or (how is not _freeze.CONTAINER and dataclasses.is_dataclass(value) and not isinstance(value, type)):
-        names = extra if record else [f.name for f in dataclasses.fields(value)]  # an equinox Module, ...
+    if record or is_module(value):
+        names = extra if record else [f.name for f in dataclasses.fields(value)]
         fields = [(f".{name}", getattr(value, name, None)) for name in names]
         try:
             hash(value)
