@@ -236,7 +236,8 @@ def _make_new(state: _ClassState) -> staticmethod[..., Any]:
     returned as an instance of a hidden subclass whose ``__init__`` only turns it into an instance of the class
     itself (``__class__`` assignment, allowed between a class and a subclass of the same layout). The class's own
     ``__init__``, and whatever ``@jaxtyped``, ``@beartype`` or typeguard wrapped it in, never sees JAX's
-    placeholder leaves or the hidden keyword.
+    placeholder leaves or the hidden keyword. The hidden subclass is made once, at decoration; like any
+    subclass it runs the class's ``__init_subclass__`` and shows in ``__subclasses__()``.
     """
     cls = state.cls
     previous: Any = cls.__new__
