@@ -4,7 +4,7 @@ whether or not its inner type resolves at run time."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
     import jaxstatic as jst  # Static imported only for the type checker: still read as Static
 
+_T = TypeVar("_T")
 StaticInt = Static[int]
+StaticOf = Static[_T]  # a generic alias: StaticOf[Real] is Static[Real]
 
 
 @js.dataclass
@@ -40,6 +42,7 @@ class Spelled:
     d: StaticInt
     e: Later  # an alias defined further down, found by the first instance
     f: jst.Static[Real]
+    g: StaticOf[Real] = 1.0
 
 
 Later = Static[tuple[str, ...]]

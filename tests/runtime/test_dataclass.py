@@ -416,7 +416,7 @@ def test_static_fields_spelled_every_way_stay_static_when_their_types_do_not_res
     s = fu.Spelled(jnp.ones(2), jnp.ones(1), 1.0, 2.0, 3.0, 4, ("a",), 5.0)  # type: ignore[arg-type]
     assert jax.tree_util.tree_leaves(s) == [s.w, s.aux]
     assert jax.tree_util.tree_structure(s) == jax.tree_util.tree_structure(jax.tree_util.tree_map(lambda a: -a, s))
-    assert fu.Spelled.__jaxstatic_class__.statics == ("a", "b", "c", "d", "e", "f")  # type: ignore[attr-defined]
+    assert fu.Spelled.__jaxstatic_class__.statics == ("a", "b", "c", "d", "e", "f", "g")  # type: ignore[attr-defined]
 
 
 def test_a_static_field_naming_a_class_defined_later_in_the_function() -> None:
