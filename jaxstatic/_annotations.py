@@ -7,12 +7,18 @@ with ``functools.wraps`` keep it visible.
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import contextvars
 import dataclasses
 import functools
 import inspect
+import types
 import typing
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar, get_args, get_origin
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypeAlias, TypeVar, get_args, get_origin
+
+import typing_extensions
 
 from ._errors import AnnotationError
 
@@ -121,21 +127,141 @@ def unwrap(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def _hints(fn: Callable[..., Any], qualname: str) -> dict[str, Any]:
+# -- reading annotations that may not resolve -------------------------------------------------------------------
+#
+# Staticness is decided by an annotation's outermost part alone, so an annotation whose inner type cannot be
+# resolved (``Static[Real]`` with ``Real`` imported only under ``if TYPE_CHECKING:``, or a class defined later in
+# the enclosing function) is still ``Static``; only the ``StaticTypeWarning`` check of its ``T`` is skipped. When
+# the outermost part itself names something undefined (a bare ``Decimal``, ``Float[Array, "n"]`` from a
+# TYPE_CHECKING-only import) it may be a class or an alias of ``Static[...]``: spelled ``Static``, ``NoDiff``
+# or ``Annotated[..., STATIC]`` it is read as written; otherwise it is read as not ``Static`` (as ``jax.jit``
+# reads every parameter) -- once the reader can no longer wait for it to be defined.
+
+
+class Undecided(AnnotationError):
+    """Raised while reading may still wait (``deferring()``): an annotation's outermost name is not defined yet."""
+
+
+_deferring: contextvars.ContextVar[bool] = contextvars.ContextVar("jaxstatic_deferring", default=False)
+
+
+@contextlib.contextmanager
+def deferring() -> Iterator[None]:
+    """Read annotations that may name something defined later (at decoration): an outermost name that is not
+    defined raises ``Undecided`` instead of being read as not ``Static``, so the caller reads again later."""
+    token = _deferring.set(True)
+    try:
+        yield
+    finally:
+        _deferring.reset(token)
+
+
+def read_hint(annotation: Any, globalns: dict[str, Any], localns: Mapping[str, Any] | None) -> tuple[Any, bool]:
+    """``annotation`` resolved as ``typing.get_type_hints`` resolves it, and True; when a name in it is not
+    defined, ``Annotated[Any, <its top-level markers>]`` (``Any`` without any), and whether its outermost part
+    decided that (False: that part names something undefined)."""
+    shim = types.SimpleNamespace(__annotations__={"_": annotation})
+    try:
+        return typing.get_type_hints(shim, globalns, localns, include_extras=True)["_"], True
+    except (NameError, AttributeError):
+        pass
+    markers = _outer_markers(annotation, globalns, localns)
+    if not markers:
+        return Any, markers is not None
+    params = (Any, *markers)
+    return Annotated[params], True
+
+
+def _outer_markers(annotation: Any, globalns: dict[str, Any],
+                   localns: Mapping[str, Any] | None) -> tuple[_Marker, ...] | None:
+    """The markers at the top of an annotation that does not resolve, from its outermost part; None when that
+    part names something undefined that is not spelled ``Static``, ``NoDiff`` or ``Annotated``."""
+    if not isinstance(annotation, str):
+        return _markers(annotation)
+    try:
+        node = ast.parse(annotation.strip(), mode="eval").body
+    except SyntaxError:
+        return ()
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a string inside the string
+        return _outer_markers(node.value, globalns, localns)
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return None  # a name that is not defined: a class, or perhaps an alias of Static[...]
+    if not isinstance(node, ast.Subscript):
+        return ()  # ``X | None`` and the like: not Static at its top
+    head = _evaluate(node.value, globalns, localns)
+    spelled = _last_name(node.value)
+    if head is Static or (head is _UNDEFINED and spelled == "Static"):
+        return (STATIC,)
+    if head is NoDiff or (head is _UNDEFINED and spelled == "NoDiff"):
+        return (NODIFF,)
+    if head in _ANNOTATED or (head is _UNDEFINED and spelled == "Annotated"):
+        metadata = node.slice.elts[1:] if isinstance(node.slice, ast.Tuple) else []
+        return tuple(m for m in (_metadata_marker(n, globalns, localns) for n in metadata) if m is not None)
+    if head is _UNDEFINED:
+        return None  # ``Float[Array, "n"]`` with ``Float`` undefined, or a generic alias of Static[...]
+    return _markers(head)  # a generic alias of Static[...] (``StaticList[Foo]``), or a plain generic
+
+
+_UNDEFINED: Final = object()
+
+
+def _evaluate(node: ast.expr, globalns: dict[str, Any], localns: Mapping[str, Any] | None) -> Any:
+    try:
+        return eval(ast.unparse(node), globalns, dict(localns or {}))  # the user's own annotation text
+    except (NameError, AttributeError):
+        return _UNDEFINED
+    except Exception:
+        return None
+
+
+def _last_name(node: ast.expr) -> str | None:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+
+
+def _metadata_marker(node: ast.expr, globalns: dict[str, Any], localns: Mapping[str, Any] | None) -> _Marker | None:
+    value = _evaluate(node, globalns, localns)
+    if value is _UNDEFINED:
+        return {"STATIC": STATIC, "NODIFF": NODIFF}.get(_last_name(node) or "")
+    return value if value is STATIC or value is NODIFF else None
+
+
+def _markers(hint: object) -> tuple[_Marker, ...]:
+    if get_origin(hint) is not Annotated:
+        return ()
+    return tuple(m for m in get_args(hint)[1:] if m is STATIC or m is NODIFF)
+
+
+_ANNOTATED: Final = (typing.Annotated, typing_extensions.Annotated)
+
+
+def function_hints(fn: Callable[..., Any], qualname: str) -> dict[str, Any]:
+    """The annotations of the function behind ``fn``, resolved; one that does not resolve is read by its outermost
+    part (``read_hint``). Raises ``Undecided`` under ``deferring()`` when an outermost name is not defined yet,
+    and ``AnnotationError`` for an annotation that is not a type at all."""
     target = unwrap(fn)
     try:
         return typing.get_type_hints(target, include_extras=True)
-    except NameError as err:
-        raise AnnotationError(
-            f"{qualname}: cannot resolve the annotation {err.name!r} ({err}). jaxstatic reads annotations to find "
-            f"Static parameters; define {err.name!r} before the first call, or import it at module level "
-            "(not only under `if TYPE_CHECKING:`)."
-        ) from None
-    except Exception as err:  # a malformed annotation: say which function and why
-        raise AnnotationError(
-            f"{qualname}: cannot read its annotations ({type(err).__name__}: {err}). jaxstatic reads annotations "
-            "to find Static parameters; fix the annotation, or give static_argnames= explicitly."
-        ) from err
+    except (NameError, AttributeError):
+        pass
+    except Exception as err:
+        raise _malformed(qualname, err) from err
+    globalns = getattr(target, "__globals__", {})
+    hints = {}
+    for name, annotation in inspect.get_annotations(target).items():
+        try:
+            hints[name], decided = read_hint(annotation, globalns, None)
+        except Exception as err:
+            raise _malformed(qualname, err) from err
+        if not decided and _deferring.get():
+            raise Undecided(f"{qualname}: the annotation of {name!r} ({annotation}) names something not defined yet.")
+    return hints
+
+
+def _malformed(qualname: str, err: Exception) -> AnnotationError:
+    """An annotation that is not a type: say which function and why."""
+    return AnnotationError(
+        f"{qualname}: cannot read its annotations ({type(err).__name__}: {err}). jaxstatic reads annotations "
+        "to find Static parameters; fix the annotation, or give static_argnames= explicitly.")
 
 
 def _declares_annotations(fn: Callable[..., Any]) -> bool:
@@ -147,12 +273,13 @@ def find_static_params(fn: Callable[..., Any], qualname: str,
                        signature: inspect.Signature | None = None) -> StaticParams:
     """Read ``fn``'s annotations and return its ``Static`` (and ``NoDiff``) parameters.
 
-    Raises ``AnnotationError`` (naming the function and the annotation) when an annotation cannot be resolved;
-    callers resolve lazily, at the first call, so that forward references to later classes work.
+    An annotation that does not resolve is read by its outermost part (``read_hint``): ``Static[Undefined]`` is
+    static, a bare undefined name is not. Callers read at the first call, or at decoration under ``deferring()``,
+    so that a forward reference to a later alias is found.
     """
     if not _declares_annotations(fn):
         return StaticParams(frozenset(), False, False)
-    hints = _hints(fn, qualname)
+    hints = function_hints(fn, qualname)
     names: set[str] = set()
     nodiff: set[str] = set()
     var_pos = var_kw = False
@@ -194,5 +321,6 @@ def static_argnums(fn: Callable[..., Any]) -> tuple[int, ...]:
     return tuple(i for i, n in enumerate(positional) if n in params.names)
 
 
-__all__ = ["NODIFF", "STATIC", "NoDiff", "Static", "StaticParams", "find_static_params", "is_nodiff_annotation", "is_static_annotation", "static_argnames",
+__all__ = ["NODIFF", "STATIC", "NoDiff", "Static", "StaticParams", "Undecided", "deferring", "find_static_params",
+           "function_hints", "is_nodiff_annotation", "is_static_annotation", "read_hint", "static_argnames",
            "static_argnums", "unwrap"]

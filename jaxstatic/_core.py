@@ -45,6 +45,7 @@ from . import (
     _traceback,
     _typecheck,
 )
+from ._annotations import deferring
 from ._errors import AnnotationError, non_array_error, non_static_error
 from ._lane import jit_disabled
 from ._memo import IdentityMemo
@@ -127,7 +128,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
             # are Static too when the annotations resolve (forward references to later classes resolve by the
             # first call). Without such options nothing is read now: decoration stays as cheap as jax.jit's.
             self._params()
-            with contextlib.suppress(AnnotationError):
+            with contextlib.suppress(AnnotationError), deferring():
                 self._layout()
 
     def _label(self, fn: Callable[..., Any]) -> str:
@@ -403,7 +404,8 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
                                                      args, kwargs, leaf)  # a decorator hid a Static parameter
                     if hidden is not None:
                         return hidden
-                    return non_array_error(self._function, name, where, leaf, src.kind == "varkw")
+                    return non_array_error(self._function, name, where, leaf, src.kind == "varkw",
+                                           src.get(args, kwargs))
         return err
 
     # -- the traced body -------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import jax
 from typing_extensions import ParamSpec
 
 from . import _options
+from ._annotations import deferring
 from ._core import Slot, StaticFunction, statics_of
 from ._errors import (
     AnnotationError,
@@ -152,7 +153,7 @@ class _CustomFunction(StaticFunction[_P, _R]):
         for role, rule in zip(self._roles, rules):
             if not callable(rule):
                 raise rule_not_callable_error(self._transform, self._function, role, rule)
-        with contextlib.suppress(AnnotationError):
+        with contextlib.suppress(AnnotationError), deferring():
             self._check_rules(self._layout(), *rules)
         self._rules = rules
 

@@ -15,6 +15,7 @@ import jax
 import numpy as np
 
 from . import _freeze, _keys
+from ._modules import holds_other_values, is_module, mixed, module_around, split_fix
 
 
 class JaxstaticError(Exception):
@@ -22,7 +23,7 @@ class JaxstaticError(Exception):
 
 
 class AnnotationError(JaxstaticError, TypeError):
-    """An annotation could not be resolved, so jaxstatic cannot tell which parameters are static."""
+    """An annotation is not a type, so jaxstatic cannot tell which parameters (or fields) are static."""
 
 
 class NonStaticValueError(JaxstaticError, TypeError):
@@ -109,9 +110,14 @@ def non_static_error(function: str, param: str, value: Any) -> NonStaticValueErr
             "container by a name or an index), or pass it through a parameter that is not Static."
         )
     leaf = culprit.leaf
+    module = module_around(value, leaf, param) if _freeze.is_array(leaf) else None
+    fix = _static_fix(leaf) if module is None else (
+        f"{mixed(*module)}, so it cannot be static as a whole. "
+        + (split_fix(module[0], dynamic=False) if holds_other_values(module[1]) else
+           "Pass it through a parameter that is not Static, where its arrays are traced."))
     return NonStaticValueError(
         f"{function}(): parameter {param!r} is Static, but {where} is a {_freeze.type_name(leaf)}, which cannot be "
-        f"static: {why_not_static(leaf)}. {_static_fix(leaf)}"
+        f"static: {why_not_static(leaf)}. {fix}"
     )
 
 
@@ -159,13 +165,20 @@ def _static_fix(leaf: Any) -> str:
 
 
 def non_array_error(function: str, param: str, where: str, leaf: object,
-                    in_var_keyword: bool) -> NonArrayArgumentError:
-    """The error for a value JAX cannot trace (``leaf``, at ``where``) given to the non-Static parameter ``param``.
+                    in_var_keyword: bool, value: Any = None) -> NonArrayArgumentError:
+    """The error for a value JAX cannot trace (``leaf``, at ``where``) given to the non-Static parameter ``param``
+    (whose value is ``value``).
 
     Inside a dynamic ``**kwargs`` the fix is a parameter of its own: marking ``**kwargs`` Static would make the
-    arrays passed beside it static too.
+    arrays passed beside it static too. Inside an Equinox module that also holds arrays, Static is no fix either.
     """
     found = _found(where, leaf)
+    module = module_around(value, leaf, param)
+    if module is not None:
+        return NonArrayArgumentError(
+            f"{function}(): parameter {param!r} is not Static, so its value is traced as an array, but {found}. "
+            f"{mixed(*module)}, so it can be neither traced nor static as a whole. {split_fix(module[0], dynamic=True)}"
+        )
     if not in_var_keyword:
         return NonArrayArgumentError(
             f"{function}(): parameter {param!r} is not Static, so its value is traced as an array, but {found}. "
@@ -229,6 +242,14 @@ def find_unfreezable(value: Any) -> Culprit:
     return Culprit("", value)
 
 
+def _freezes(value: Any) -> bool:
+    try:
+        _freeze.freeze(value)
+    except _freeze.Unfreezable:
+        return False
+    return True
+
+
 def _under(path: str, steps: list[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
     return ((path + step, child) for step, child in steps)
 
@@ -239,12 +260,15 @@ def _steps(value: Any) -> list[tuple[str, Any]] | None:
     how, extra = (_freeze.CONTAINER, t) if t in (dict, list, tuple, set, frozenset) else _freeze.class_info(t)
     if t is slice:
         return [(".start", value.start), (".stop", value.stop), (".step", value.step)]
-    if how is _freeze.RECORD:
+    record = how is _freeze.RECORD
+    if record or is_module(value):
+        names = extra if record else [f.name for f in dataclasses.fields(value)]
+        fields = [(f".{name}", getattr(value, name, None)) for name in names]
         try:
             hash(value)
-        except TypeError:
-            return None
-        return [(f".{name}", getattr(value, name)) for name in extra]
+        except Exception:  # a frozen dataclass holding an array: name the array, else the record
+            return fields if not all(map(_freezes, (child for _, child in fields))) else None
+        return fields if record else None
     if how is not _freeze.CONTAINER:
         return None
     steps: list[tuple[str, Any]] = []
@@ -359,6 +383,12 @@ def static_field_message(owner: str, field: str, where: str, found: str, reason:
         "Drop Static[...] from the field to make it a traced child, or store a static-hashable value there "
         "(hashable, or a builtin container of hashable values)."
     )
+
+
+def unset_field_message(owner: str, field: str) -> str:
+    """A field that ``__init__`` did not assign and that has no default or class attribute."""
+    return (f"{owner}(): field {field!r} has no value: {owner}.__init__ did not assign it, and it has no default "
+            f"or class attribute. Assign self.{field} = ... in __init__, or give the field a default.")
 
 
 def unhashable_instance_message(owner: str, where: str, found: str, mutable: bool = False) -> str:

@@ -1,23 +1,21 @@
 """Which fields of a ``jaxstatic.dataclass`` are static: those annotated ``Static[...]`` at their top level.
 
 Annotations are read with ``typing.get_type_hints(include_extras=True)``, which resolves postponed annotations
-(``from __future__ import annotations``), forward references and inherited fields, each in its own module. A class
-defined inside a function cannot be named that way; then only the outermost part of each annotation is evaluated,
-which is all that decides whether it is ``Static[...]``.
+(``from __future__ import annotations``), forward references and inherited fields, each in its own module. When one
+does not resolve (a type imported only under ``if TYPE_CHECKING:``, a class defined inside a function), each field is
+read by itself and, if it still does not resolve, by its outermost part (``_annotations.read_hint``), which is all
+that decides whether it is ``Static[...]``: ``Static[Real]`` is static, ``list[Layer]`` a child, whatever ``Real``
+and ``Layer`` are.
 """
 
 from __future__ import annotations
 
-import ast
 import inspect
 import sys
 import typing
 from collections.abc import Sequence
-from typing import Any, Final, get_origin
 
-import typing_extensions
-
-from ._annotations import STATIC, is_static_annotation
+from ._annotations import is_static_annotation, read_hint
 from ._errors import AnnotationError
 
 
@@ -25,53 +23,41 @@ def _declaring_class(cls: type, name: str) -> type:
     return next(c for c in cls.__mro__ if name in inspect.get_annotations(c))
 
 
-def static_names(cls: type, names: Sequence[str]) -> tuple[str, ...] | None:
-    """The static ones among the fields ``names``; None while a forward reference cannot be resolved."""
+def static_names(cls: type, names: Sequence[str], final: bool) -> tuple[str, ...] | None:
+    """The static ones among the fields ``names``. None, unless ``final``, while an annotation's outermost part
+    names something not defined yet (an alias of ``Static[...]`` may be defined further down the module); when
+    ``final`` (the first instance is being built), such a field is a child."""
+    hints: dict[str, typing.Any] | None
     try:
         hints = typing.get_type_hints(cls, localns={cls.__name__: cls}, include_extras=True)
-    except NameError:
+    except (NameError, AttributeError):
+        hints = _hints_by_field(cls, names, final)
+    except Exception as err:
+        raise _malformed(cls, err) from err
+    if hints is None:
         return None
-    except Exception as err:  # a malformed annotation: say which class and why
-        raise AnnotationError(f"{cls.__qualname__}: cannot read its annotations ({type(err).__name__}: {err}). "
-                              "jaxstatic reads annotations to find Static fields; fix the annotation.") from err
     return tuple(n for n in names if is_static_annotation(hints.get(n)))
 
 
-def static_names_by_head(cls: type, names: Sequence[str]) -> tuple[str, ...]:
-    """When some annotation names a class that cannot be resolved (one defined in a function, under
-    ``from __future__ import annotations``): only an annotation's outermost part decides whether it is
-    ``Static[...]``, so that part alone is evaluated. ``list[Layer]`` is a child even when ``Layer`` is unknown."""
-    out = []
+def _hints_by_field(cls: type, names: Sequence[str], final: bool) -> dict[str, typing.Any] | None:
+    hints = {}
     for name in names:
         owner = _declaring_class(cls, name)
-        scope = {**vars(sys.modules[owner.__module__]), **vars(owner), cls.__name__: cls}
-        hint = inspect.get_annotations(owner)[name]
-        if _is_static_text(hint, scope, cls, name) if isinstance(hint, str) else is_static_annotation(hint):
-            out.append(name)
-    return tuple(out)
+        globalns = getattr(sys.modules.get(owner.__module__), "__dict__", {})
+        try:
+            hints[name], decided = read_hint(inspect.get_annotations(owner)[name], globalns,
+                                             {**vars(owner), cls.__name__: cls})
+        except Exception as err:
+            raise _malformed(cls, err) from err
+        if not decided and not final:
+            return None
+    return hints
 
 
-def _is_static_text(text: str, scope: dict[str, Any], cls: type, name: str) -> bool:
-    try:
-        return is_static_annotation(eval(text, scope))
-    except NameError:
-        pass
-    node = ast.parse(text, mode="eval").body
-    if not isinstance(node, ast.Subscript):
-        return False  # a bare name: a class defined out of reach, never Static[...]
-    try:
-        head = eval(ast.unparse(node.value), scope)
-        if get_origin(head) is None and head in _ANNOTATED:  # Annotated[T, STATIC] written out
-            meta = node.slice.elts[1:] if isinstance(node.slice, ast.Tuple) else []
-            return any(eval(ast.unparse(m), scope) is STATIC for m in meta)
-    except NameError as err:
-        raise AnnotationError(
-            f"{cls.__qualname__}: cannot resolve {err.name!r} in the annotation of field {name!r} ({text}), so "
-            f"jaxstatic cannot tell whether the field is Static. Define {err.name!r} at module level."
-        ) from None
-    return is_static_annotation(head)
+def _malformed(cls: type, err: Exception) -> AnnotationError:
+    """An annotation that is not a type: say which class and why."""
+    return AnnotationError(f"{cls.__qualname__}: cannot read its annotations ({type(err).__name__}: {err}). "
+                           "jaxstatic reads annotations to find Static fields; fix the annotation.")
 
 
-_ANNOTATED: Final = (typing.Annotated, typing_extensions.Annotated)
-
-__all__ = ["static_names", "static_names_by_head"]
+__all__ = ["static_names"]

@@ -9,7 +9,8 @@ where the value is one already seen -- and issues ``StaticTypeWarning`` once per
 The check is typeguard's ``check_type``: deterministic (every item of a container is checked, so a warning does not
 depend on which item a sampler happened to pick), and PEP 484's numeric tower (an ``int`` for a ``float``) is
 accepted. ``Static[Any]`` and ``Static[object]`` accept anything; a hint typeguard cannot check is skipped, never
-reported (a false alarm costs more than a missed one). Parameters made static by ``static_argnames`` have no ``T``.
+reported (a false alarm costs more than a missed one), and so is a ``T`` that does not resolve (imported only under
+``if TYPE_CHECKING:``): the parameter is static all the same. Parameters made static by ``static_argnames`` have no ``T``.
 
 Cost: nothing on the cache-hit path; on a miss, one ``check_type`` per static value (microseconds, against the
 milliseconds of a trace), after one read of the annotations per function.
@@ -21,7 +22,6 @@ import contextlib
 import inspect
 import re
 import reprlib
-import typing
 import warnings
 import weakref
 from collections.abc import Callable, Mapping
@@ -29,7 +29,7 @@ from typing import Any, get_args
 
 from typeguard import CollectionCheckStrategy, TypeCheckError, check_type
 
-from ._annotations import is_static_annotation, unwrap
+from ._annotations import function_hints, is_static_annotation, unwrap
 from ._errors import StaticTypeWarning, static_type_message
 from ._hidden import user_stacklevel
 
@@ -70,7 +70,7 @@ def _declared(target: Any) -> _Types:
         pass
     found: _Types = {}
     try:
-        hints = typing.get_type_hints(target, include_extras=True)
+        hints = function_hints(target, "")  # a Static[T] whose T does not resolve: Static[Any], not checked
         parameters = inspect.signature(target).parameters
     except Exception:  # the layout read them already; whatever else fails here is no reason to fail a call
         hints, parameters = {}, {}  # type: ignore[assignment]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Annotated, Any
 
 import jax
@@ -11,7 +12,7 @@ import jaxstatic as js
 from jaxstatic import Static
 from jaxstatic._annotations import find_static_params
 
-from . import future_module
+from . import future_module, future_unresolved as fu
 
 IntS = Static[int]
 
@@ -67,12 +68,59 @@ def test_future_annotations_with_forward_reference() -> None:
     assert future_module.scale.trace_count == 1
 
 
-def test_unresolvable_annotation_names_function_and_annotation() -> None:
+def test_static_with_an_undefined_inner_type_is_static_and_its_type_not_checked() -> None:
     @js.jit
     def f(x: jax.Array, cfg: Static[Missing]) -> jax.Array:  # type: ignore[name-defined]  # noqa: F821
+        return x * cfg
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", js.StaticTypeWarning)
+        assert f(jnp.ones(2), 2).tolist() == [2.0, 2.0]
+        assert f(jnp.ones(2), 2).tolist() == [2.0, 2.0]
+        assert f(jnp.ones(2), 3).tolist() == [3.0, 3.0]
+    assert f.trace_count == 2
+
+
+def test_type_checking_only_imports_keep_static_parameters_static() -> None:
+    x = jnp.ones(2)
+    assert fu.scale(x, 2.0).tolist() == [0.5, 0.5]
+    assert fu.scale(x, 2.0).tolist() == [0.5, 0.5]
+    assert fu.scale(x, 4.0).tolist() == [0.25, 0.25]
+    assert fu.scale.trace_count == 2
+    assert fu.tagged(x, ("a", "b"), 3).tolist() == [6.0, 6.0]  # an alias defined after the decorator
+    assert fu.tagged(jnp.ones(2), ("a", "b"), 3).tolist() == [6.0, 6.0]
+    assert fu.tagged.trace_count == 1
+    assert fu.mapped(jnp.arange(3.0), jnp.ones(3), 2).tolist() == [0.0, 2.0, 4.0]
+    assert fu.loss(jnp.ones(3), jnp.full(3, 2.0), 3, jnp.ones(3)).tolist() == [6.0, 6.0, 6.0]
+    assert js.static_argnames(fu.checked) == ("k", "n")
+    assert js.static_argnums(fu.checked) == (1, 2)
+
+
+def test_an_undefined_type_that_cannot_be_static_is_traced_as_jax_jit_traces_it() -> None:
+    x = jnp.ones(2)
+    assert fu.passthrough(x, jnp.full(2, 2.0)).tolist() == [3.0, 3.0]
+    assert fu.passthrough(x, jnp.full(2, 5.0)).tolist() == [6.0, 6.0]
+    assert fu.passthrough.trace_count == 1
+    assert js.static_argnames(fu.passthrough.__wrapped__) == ()
+
+
+def test_only_the_type_check_of_an_undefined_inner_type_is_skipped() -> None:
+    checked = js.jit(fu.checked)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        checked(jnp.ones(2), "k is never checked", 2)  # type: ignore[arg-type]
+        checked(jnp.ones(2), 1.0, 2.5)  # type: ignore[arg-type]
+    assert [str(w.message).split(" (")[0] for w in caught if w.category is js.StaticTypeWarning] == [
+        "checked(): parameter 'n' is declared Static[int], but got 2.5"]
+
+
+def test_an_annotation_that_is_not_a_type_names_the_function() -> None:
+    @js.jit
+    def f(x: jax.Array, cfg: Annotated[int]) -> jax.Array:  # type: ignore[valid-type]
         return x
 
-    with pytest.raises(js.AnnotationError, match=r"f: cannot resolve the annotation 'Missing'"):
+    with pytest.raises(js.AnnotationError, match=r"^f: cannot read its annotations \(TypeError: .*fix the "
+                       r"annotation, or give static_argnames= explicitly\.$"):
         f(jnp.ones(2), 1)
 
 

@@ -15,7 +15,7 @@ import pytest
 import jaxstatic as js
 from jaxstatic import Static
 
-from . import future_dataclasses as future
+from . import future_dataclasses as future, future_unresolved as fu
 
 Activation = Callable[[jax.Array], jax.Array]
 
@@ -401,6 +401,30 @@ def test_classes_inside_functions_with_postponed_annotations() -> None:
     assert jax.tree_util.tree_map(lambda a: a, outer).mode == "m"
 
 
+def test_a_static_field_whose_type_is_imported_only_for_type_checking_stays_static() -> None:
+    m = fu.Model(jnp.ones(2))
+    assert jax.tree_util.tree_leaves(m) == [m.w]
+    g = jax.grad(lambda m: jnp.sum(m.w / m.temperature))(m)
+    trained = jax.tree_util.tree_map(lambda p, g: p - 0.5 * g, m, g)
+    assert trained.temperature == 2.0 and trained.w.tolist() == [0.75, 0.75]
+    with pytest.raises(js.NonStaticValueError, match=r"^Model\(\): field 'temperature' is Static, but "
+                       r"Model\.temperature is a jax\.Array"):
+        fu.Model(jnp.ones(2), jnp.ones(1))  # type: ignore[arg-type]
+
+
+def test_static_fields_spelled_every_way_stay_static_when_their_types_do_not_resolve() -> None:
+    s = fu.Spelled(jnp.ones(2), jnp.ones(1), 1.0, 2.0, 3.0, 4, ("a",), 5.0)  # type: ignore[arg-type]
+    assert jax.tree_util.tree_leaves(s) == [s.w, s.aux]
+    assert jax.tree_util.tree_structure(s) == jax.tree_util.tree_structure(jax.tree_util.tree_map(lambda a: -a, s))
+    assert fu.Spelled.__jaxstatic_class__.statics == ("a", "b", "c", "d", "e", "f", "g")  # type: ignore[attr-defined]
+
+
+def test_a_static_field_naming_a_class_defined_later_in_the_function() -> None:
+    flagged: Any = fu.local_forward_reference()
+    assert jax.tree_util.tree_leaves(flagged) == [flagged.w]
+    assert jax.tree_util.tree_map(lambda a: 2 * a, flagged).flags == (True, False)
+
+
 def test_defaults_factories_and_converters() -> None:
     calls = []
 
@@ -554,3 +578,37 @@ def test_equinox_module_inside_a_dataclass() -> None:
     assert jax.tree_util.tree_map(lambda a: a, wrapped).activation is jnp.tanh
     grads = eqx.filter_grad(lambda w: run(w, X).sum())(wrapped)
     assert type(grads) is Wrapped and grads.activation is jnp.tanh
+
+
+def test_a_class_attribute_over_a_static_field_with_a_custom_init_as_in_equinox() -> None:
+    @js.dataclass
+    class Base:
+        w: jax.Array
+        config: Static[list[str]] = js.field(default_factory=list)
+
+    @js.dataclass
+    class Configured(Base):
+        config = ["a", "b"]  # type: ignore[assignment]  # noqa: RUF012
+
+        def __init__(self, w: jax.Array) -> None:
+            self.w = w
+
+    model = Configured(jnp.ones(2))
+    assert model.config == ["a", "b"] and jax.tree_util.tree_leaves(model) == [model.w]
+    assert jax.tree_util.tree_map(lambda a: 2 * a, model).config == ["a", "b"]
+    assert Base(jnp.ones(2)).config == []
+
+
+def test_a_field_a_custom_init_leaves_without_any_value_is_named() -> None:
+    @js.dataclass
+    class Forgetful:
+        w: jax.Array
+        k: Static[int]
+
+        def __init__(self, w: jax.Array) -> None:
+            self.w = w
+
+    with pytest.raises(TypeError, match=r"^Forgetful\(\): field 'k' has no value: Forgetful\.__init__ did not "
+                       r"assign it, and it has no default or class attribute\. Assign self\.k = \.\.\. in "
+                       r"__init__, or give the field a default\.$"):
+        Forgetful(jnp.ones(2))
