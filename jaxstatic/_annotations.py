@@ -240,7 +240,8 @@ def function_hints(fn: Callable[..., Any], qualname: str) -> dict[str, Any]:
     and ``AnnotationError`` for an annotation that is not a type at all."""
     target = unwrap(fn)
     try:
-        return typing.get_type_hints(target, include_extras=True)
+        # typing_extensions' reading: Python 3.10's own wraps `n: Static[int] = None` in Optional, hiding Static
+        return typing_extensions.get_type_hints(target, include_extras=True)
     except (NameError, AttributeError):
         pass
     except Exception as err:

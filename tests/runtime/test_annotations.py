@@ -33,6 +33,19 @@ def test_optional_static_is_not_static() -> None:
     assert _names(f) == set()
 
 
+def test_a_none_default_keeps_static_on_every_python() -> None:
+    # Python 3.10's typing.get_type_hints reads `n: Static[int] = None` as Optional[Static[int]]
+    def f(x: jax.Array, n: Static[int] = None) -> jax.Array:  # type: ignore[assignment]
+        return x if n is None else x * n
+
+    assert _names(f) == {"n"}
+    g = js.jit(f)
+    assert float(g(jnp.ones(()), 3)) == 3.0
+    assert float(g(jnp.ones(()))) == 1.0
+    assert float(g(jnp.ones(()), 3)) == 3.0
+    assert g.trace_count == 2
+
+
 def test_variadic_static() -> None:
     def f(x: int, *args: Static[int], **kwargs: Static[str]) -> None: ...
 
