@@ -219,7 +219,9 @@ class Lane:
     def currsize(self) -> int:
         """Programs held: the lane's (in JAX's cache) and the general path's own."""
         cache = self.owner._cache
-        own = sum(not getattr(p, "lane", False) for p in list(cache.values()))
+        # the plain dict's values: no key is hashed, so no Python code runs and a hit's move_to_end in another
+        # thread cannot come in between (an OrderedDict's own values() looks each key up)
+        own = sum(not getattr(p, "lane", False) for p in list(dict.values(cache)))
         return own + len(self.keys)
 
 
