@@ -159,6 +159,40 @@ def case_string_positional() -> dict[str, Callable[[], Any]]:
             "eqx.filter_jit": lambda: e(x, y, "eval"), "jdc.jit": lambda: d(x, y, "eval")}
 
 
+def case_float(keyword: bool) -> Callable[[], dict[str, Callable[[], Any]]]:
+    """A float static (jaxstatic's general path: 0.0 and -0.0 are two programs), by position or by keyword."""
+    def make() -> dict[str, Callable[[], Any]]:
+        def f(x: jax.Array, y: jax.Array, s: Static[float]) -> jax.Array:
+            return x * s + y
+
+        j, s, e, d = jax.jit(f, static_argnames=("s",)), js.jit(f), eqx.filter_jit(f), jdc_jit(f, "s")
+        if keyword:
+            return {"jax.jit": lambda: j(x, y, s=2.5), "jaxstatic.jit": lambda: s(x, y, s=2.5),
+                    "eqx.filter_jit": lambda: e(x, y, s=2.5), "jdc.jit": lambda: d(x, y, s=2.5)}
+        return {"jax.jit": lambda: j(x, y, 2.5), "jaxstatic.jit": lambda: s(x, y, 2.5),
+                "eqx.filter_jit": lambda: e(x, y, 2.5), "jdc.jit": lambda: d(x, y, 2.5)}
+    return make
+
+
+FNS = (jnp.sin, jnp.cos, jnp.tanh)
+
+
+def case_three_keywords() -> dict[str, Callable[[], Any]]:
+    """Three keyword-only statics: an int, a str and a tuple of module-level functions (the same tuple for all)."""
+    def f(x: jax.Array, y: jax.Array, *, n: Static[int], mode: Static[str],
+          fns: Static[tuple[Any, ...]]) -> jax.Array:
+        for fn in fns:
+            x = fn(x)
+        return x * n + y if mode == "train" else x
+
+    j, s, e = jax.jit(f, static_argnames=("n", "mode", "fns")), js.jit(f), eqx.filter_jit(f)
+    d = jdc_jit(f, "n", "mode", "fns")
+    return {"jax.jit": lambda: j(x, y, n=3, mode="train", fns=FNS),
+            "jaxstatic.jit": lambda: s(x, y, n=3, mode="train", fns=FNS),
+            "eqx.filter_jit": lambda: e(x, y, n=3, mode="train", fns=FNS),
+            "jdc.jit": lambda: d(x, y, n=3, mode="train", fns=FNS)}
+
+
 CONFIG = {f"k{i}": (float(i) if i % 3 else jnp.tanh) for i in range(10)}
 CONFIG_TUPLE = tuple(sorted(CONFIG.items()))
 
@@ -401,6 +435,9 @@ def main() -> None:
         "tuple of 3 functions": case_tuple_of_functions,
         "str static (positional)": case_string_positional,
         "str static (keyword)": case_string_keyword,
+        "float static (positional)": case_float(keyword=False),
+        "float static (keyword)": case_float(keyword=True),
+        "three statics by keyword": case_three_keywords,
         "10-entry dict config": case_dict_config,
         "10-entry dict, new each call": case_dict_config_rebuilt,
         "DP-SGD config, same object": case_dp_sgd(rebuilt=False),

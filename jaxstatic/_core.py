@@ -201,6 +201,8 @@ class StaticFunction(_compiled.Base, Generic[_P, _R]):
             found = self._shapes[shape] = (plan, code)
             if "entry" in code:
                 self._specialize(_compiled.key_call(self, plan, code["entry"], namespace))
+            else:  # another shape: a hit in C of its own, where the first shape's is
+                _compiled.keyword_calls(self)
         return found
 
     def _install_lane(self) -> None:

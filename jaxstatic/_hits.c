@@ -522,7 +522,11 @@ typedef struct {
     PyObject *vid;         /* the shape's first key item */
     PyObject *statics;     /* per static parameter: its position (int), or the constant pair of its default */
     PyObject *dynamics;    /* tuple of the dynamic parameters' positions, as the program takes them */
+    PyObject *kwnames;     /* the shape's keyword names, in order (a position nargs + j is kwnames[j]'s value) */
+    PyObject *names;       /* (None,) * nargs + kwnames: what hand_failure names each value by */
+    PyObject *other;       /* the hit of another shape, tried when a call is not of this one; or NULL */
     Py_ssize_t nargs;
+    Py_ssize_t nkw;
     Py_ssize_t nstatic;
     Py_ssize_t ndynamic;
     Py_ssize_t *static_index;  /* -1 for a constant default */
@@ -750,10 +754,35 @@ key_of(KeyCall *self, PyObject *const *args)
 }
 
 
+/* Whether a call is of this hit's shape: as many positional values, the same keyword names in the same order (as
+   the generated code finds a keyword shape by ``tuple(kwargs)``). Returns 1, 0, or -1 with an exception set. */
+static int
+key_same_shape(KeyCall *self, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs != self->nargs || nkw != self->nkw) {
+        return 0;
+    }
+    for (Py_ssize_t j = 0; j < nkw; j++) {
+        int same = lane_same_name(PyTuple_GET_ITEM(kwnames, j), PyTuple_GET_ITEM(self->kwnames, j));
+        if (same <= 0) {
+            return same;
+        }
+    }
+    return 1;
+}
+
 static PyObject *
 key_vectorcall(KeyCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    if (PyVectorcall_NARGS(nargsf) != self->nargs || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
+    int same = key_same_shape(self, PyVectorcall_NARGS(nargsf), kwnames);
+    if (same <= 0) {
+        if (same < 0) {
+            return NULL;
+        }
+        if (self->other != NULL) {  /* another shape's hit: a keyword call's, or the positional one */
+            return ((KeyCall *)self->other)->call(self->other, args, nargsf, kwnames);
+        }
         return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
     }
     PyObject *key = key_of(self, args);
@@ -780,7 +809,7 @@ key_vectorcall(KeyCall *self, PyObject *const *args, size_t nargsf, PyObject *kw
         if (touched == NULL) {
             Py_DECREF(key);
             Py_DECREF(program);
-            return hand_failure(self->failed, args, self->nargs, NULL, self->nargs);
+            return hand_failure(self->failed, args, self->nargs, self->names, self->nargs + self->nkw);
         }
         Py_DECREF(touched);
     }
@@ -792,7 +821,7 @@ key_vectorcall(KeyCall *self, PyObject *const *args, size_t nargsf, PyObject *kw
     PyObject *result = PyObject_Vectorcall(program, buffer + 1, self->ndynamic | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
     Py_DECREF(program);
     if (result == NULL) {
-        return hand_failure(self->failed, args, self->nargs, NULL, self->nargs);
+        return hand_failure(self->failed, args, self->nargs, self->names, self->nargs + self->nkw);
     }
     return result;
 
@@ -833,16 +862,39 @@ static PyObject *
 key_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"fallback", "failed", "cache", "remembered", "contents", "nested", "shallow",
-                               "atomic", "calls", "touch", "vid", "nargs", "statics", "dynamics", NULL};
+                               "atomic", "calls", "touch", "vid", "nargs", "statics", "dynamics", "kwnames", "other",
+                               NULL};
     PyObject *fallback, *failed, *cache, *remembered, *contents, *nested, *shallow, *atomic, *calls, *touch, *vid,
-        *statics, *dynamics;
+        *statics, *dynamics, *kwnames, *other;
     Py_ssize_t nargs;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOO!O!O!O!O!O!OOOnO!O!:KeyCall", keywords, &fallback, &failed,
-                                     &PyDict_Type, &cache, &PyDict_Type, &remembered, &PyDict_Type, &contents,
-                                     &PyDict_Type, &nested, &PyDict_Type, &shallow, &PyFrozenSet_Type, &atomic,
-                                     &calls, &touch, &vid, &nargs, &PyTuple_Type, &statics, &PyTuple_Type,
-                                     &dynamics)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOO!O!O!O!O!O!OOOnO!O!O!O:KeyCall", keywords, &fallback,
+                                     &failed, &PyDict_Type, &cache, &PyDict_Type, &remembered, &PyDict_Type,
+                                     &contents, &PyDict_Type, &nested, &PyDict_Type, &shallow, &PyFrozenSet_Type,
+                                     &atomic, &calls, &touch, &vid, &nargs, &PyTuple_Type, &statics, &PyTuple_Type,
+                                     &dynamics, &PyTuple_Type, &kwnames, &other)) {
         return NULL;
+    }
+    if (other != Py_None && !Py_IS_TYPE(other, type)) {
+        PyErr_SetString(PyExc_TypeError, "KeyCall: other must be a KeyCall or None");
+        return NULL;
+    }
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t j = 0; j < nkw; j++) {
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(kwnames, j))) {
+            PyErr_SetString(PyExc_TypeError, "KeyCall: kwnames must be strings");
+            return NULL;
+        }
+    }
+    if (nargs < 0) {
+        PyErr_SetString(PyExc_ValueError, "KeyCall: nargs must be at least 0");
+        return NULL;
+    }
+    PyObject *names = PyTuple_New(nargs + nkw);
+    if (names == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs + nkw; i++) {
+        PyTuple_SET_ITEM(names, i, Py_NewRef(i < nargs ? Py_None : PyTuple_GET_ITEM(kwnames, i - nargs)));
     }
     if (!PyMethod_Check(fallback) || Py_TYPE(calls)->tp_iternext == NULL ||
             PyTuple_GET_SIZE(dynamics) > KEY_MAX_DYNAMIC) {
@@ -850,17 +902,20 @@ key_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                         "KeyCall: fallback must be a bound method, calls an iterator, and dynamics at most 64");
         return NULL;
     }
-    Py_ssize_t *static_index = key_positions(statics, nargs, 1);
+    Py_ssize_t *static_index = key_positions(statics, nargs + nkw, 1);
     if (static_index == NULL) {
+        Py_DECREF(names);
         return NULL;
     }
-    Py_ssize_t *dynamic_index = key_positions(dynamics, nargs, 0);
+    Py_ssize_t *dynamic_index = key_positions(dynamics, nargs + nkw, 0);
     if (dynamic_index == NULL) {
+        Py_DECREF(names);
         PyMem_Free(static_index);
         return NULL;
     }
     KeyCall *self = (KeyCall *)type->tp_alloc(type, 0);
     if (self == NULL) {
+        Py_DECREF(names);
         PyMem_Free(static_index);
         PyMem_Free(dynamic_index);
         return NULL;
@@ -880,7 +935,11 @@ key_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->vid = Py_NewRef(vid);
     self->statics = Py_NewRef(statics);
     self->dynamics = Py_NewRef(dynamics);
+    self->kwnames = nkw > 0 ? Py_NewRef(kwnames) : NULL;
+    self->names = names;
+    self->other = other == Py_None ? NULL : Py_NewRef(other);
     self->nargs = nargs;
+    self->nkw = nkw;
     self->nstatic = PyTuple_GET_SIZE(statics);
     self->ndynamic = PyTuple_GET_SIZE(dynamics);
     self->static_index = static_index;
@@ -911,6 +970,9 @@ key_traverse(KeyCall *self, visitproc visit, void *arg)
     Py_VISIT(self->vid);
     Py_VISIT(self->statics);
     Py_VISIT(self->dynamics);
+    Py_VISIT(self->kwnames);
+    Py_VISIT(self->names);
+    Py_VISIT(self->other);
     return 0;
 }
 
@@ -930,6 +992,9 @@ key_clear(KeyCall *self)
     Py_CLEAR(self->vid);
     Py_CLEAR(self->statics);
     Py_CLEAR(self->dynamics);
+    Py_CLEAR(self->kwnames);
+    Py_CLEAR(self->names);
+    Py_CLEAR(self->other);
     return 0;
 }
 
@@ -948,18 +1013,26 @@ key_dealloc(KeyCall *self)
 static PyObject *
 key_repr(KeyCall *self)
 {
+    if (self->kwnames != NULL) {
+        return PyUnicode_FromFormat("<jaxstatic cache hit of %zd positional arguments and keywords %R>", self->nargs,
+                                    self->kwnames);
+    }
     return PyUnicode_FromFormat("<jaxstatic cache hit of %zd positional arguments>", self->nargs);
 }
 
 static PyMemberDef key_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(KeyCall, vectorcall), READONLY, NULL},
     {"fallback", T_OBJECT, offsetof(KeyCall, fallback), READONLY, "The generated dispatcher: every other call."},
+    {"other", T_OBJECT, offsetof(KeyCall, other), READONLY, "The hit of another call shape, tried next, or None."},
+    {"nargs", T_PYSSIZET, offsetof(KeyCall, nargs), READONLY, "The shape's number of positional values."},
+    {"kwnames", T_OBJECT, offsetof(KeyCall, kwnames), READONLY, "The shape's keyword names, or None."},
     {NULL, 0, 0, 0, NULL},
 };
 
 static PyType_Slot key_slots[] = {
     {Py_tp_doc, "KeyCall(*, fallback, failed, cache, remembered, contents, nested, shallow, atomic, calls, touch,\n"
-                "        vid, nargs, statics, dynamics)\n--\n\nA cache hit of the general path, called in C."},
+                "        vid, nargs, statics, dynamics, kwnames, other)\n--\n\n"
+                "A cache hit of the general path for one call shape, called in C."},
     {Py_tp_new, key_new},
     {Py_tp_call, key_call},
     {Py_tp_descr_get, hit_descr_get},

@@ -42,7 +42,12 @@ class KeyCall:
         nargs: int,
         statics: tuple[Any, ...],
         dynamics: tuple[int, ...],
+        kwnames: tuple[str, ...],
+        other: KeyCall | None,
     ) -> None: ...
+    other: KeyCall | None
+    nargs: int
+    kwnames: tuple[str, ...] | None
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
     def __get__(self, instance: object, owner: type | None = None) -> Any: ...
 
