@@ -10,7 +10,8 @@
      parameters by position, keyword-only ones by name, Static defaults left out filled in), each static value's
      type checked (``_freeze.LANE``, or a function or class the lane keeps), the call counted, and JAX's program,
      whose static arguments are ours, called.
-   - ``KeyCall``, the general path's hit of one positional call shape (``_core``): the flat key (``_codegen``) for
+   - ``KeyCall``, the general path's hit of one call shape (``_core``; positional values, then keywords by name,
+     one hit per shape met, each trying the next when a call is not of its shape): the flat key (``_codegen``) for
      atomic values, floats other than zeros and NaN, containers remembered by identity (``_memo``) that still
      hold the same objects, and dicts rebuilt from the same objects as one remembered by its contents; looked up
      in the function's cache; the call counted, the cache's order of use kept,
@@ -501,7 +502,7 @@ static PyType_Spec lane_spec = {
     lane_slots,
 };
 
-/* ---- KeyCall: the general path's hit for one positional call shape ------------------------------------------ */
+/* ---- KeyCall: the general path's hit for one call shape ------------------------------------------------------ */
 
 #define KEY_MAX_DYNAMIC 64  /* a shape with more dynamic values keeps its generated dispatcher */
 
