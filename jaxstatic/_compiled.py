@@ -115,15 +115,22 @@ _MAX_KEYWORD_SHAPES = 8  # other call shapes with a hit in C; calls of any other
 
 
 def keyword_calls(owner: StaticFunction[Any, Any]) -> None:
-    """After a new keyword call shape: where ``owner``'s calls go to the general path's hit in C, that hit gets one
-    for the new shape in front of it, so a static passed by keyword costs what it costs by position (without it, the
-    call went through the generated ``__call__``, ``_general_call`` and the shape's dispatcher: measured ~20% of a
-    ``jax.jit`` hit for a float static by keyword)."""
+    """After a call shape is met: where ``owner``'s calls go to the general path (its hit in C, or its class's
+    ``__call__`` where no positional shape could be specialized), a hit in C for the shape goes in front, so a
+    static passed by keyword costs what it costs by position (without it, the call went through the generated
+    ``__call__``, ``_general_call`` and the shape's dispatcher: measured ~20% of a ``jax.jit`` hit for a float
+    static by keyword)."""
+    if compiled is None or not owner._specializes() or (owner._lane is not None and not owner._lane.switched):
+        return  # no hits in C, or the lane's (which takes keywords itself)
     head = type(owner).__dict__.get("__call__")
-    if compiled is not None and isinstance(head, compiled.KeyCall):
+    if isinstance(head, compiled.KeyCall):
         new = _with_keywords(owner, head, head.fallback)
-        if new is not head:
-            owner._specialize(new)
+    elif head is None:  # no positional shape to specialize: the class's own __call__ takes every other call
+        new = _with_keywords(owner, None, types.MethodType(type(owner).__call__, owner))
+    else:
+        return
+    if new is not head:
+        owner._specialize(new)
 
 
 def _with_keywords(owner: StaticFunction[Any, Any], head: Any, fallback: Any) -> Any:

@@ -201,8 +201,6 @@ class StaticFunction(_compiled.Base, Generic[_P, _R]):
             found = self._shapes[shape] = (plan, code)
             if "entry" in code:
                 self._specialize(_compiled.key_call(self, plan, code["entry"], namespace))
-            else:  # another shape: a hit in C of its own, where the first shape's is
-                _compiled.keyword_calls(self)
         return found
 
     def _install_lane(self) -> None:
@@ -223,6 +221,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R]):
             self._kw_plans[tuple(kwargs)] = dispatch
         else:
             self._plans[len(args)] = dispatch
+        _compiled.keyword_calls(self)  # a shape met: a hit in C of its own
         return dispatch
 
     def _specializes(self) -> bool:

@@ -252,3 +252,27 @@ def test_statics_by_keyword_are_hits_of_the_same_programs_with_no_python_frame_i
                                                        r"traced as an array, but y is a str"):
         f(x, y="text", s=2.5)
     assert f.cache_info().hits == 13 + 1 + 6
+
+
+def test_keyword_only_statics_without_defaults_are_hits_in_c(hit_path: str) -> None:
+    """No positional call can be specialized (every static is keyword-only and required): the keyword shapes still
+    get their hits in C, and every other call its meaning."""
+    traced: list[Any] = []
+
+    @js.jit
+    def f(x: jax.Array, *, n: Static[int], mode: Static[str], fns: Static[tuple[Any, ...]]) -> jax.Array:
+        traced.append((n, mode))
+        for fn in fns:
+            x = fn(x)
+        return x * n if mode == "train" else x
+
+    x, fns = jnp.zeros(1), (jnp.cos,)
+    for _ in range(3):
+        assert f(x, n=3, mode="train", fns=fns).tolist() == [3.0]
+        assert f(x, mode="eval", n=3, fns=fns).tolist() == [1.0]
+    assert f.cache_info().hits == 4 and len(traced) == 2
+    assert (_frames_of_ours(lambda: f(x, n=3, mode="train", fns=fns)) == []) == (hit_path == "C hit")
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'fns'"):
+        f(x, n=3, mode="train")
+    assert type(f).__call__(f, x, n=3, mode="train", fns=fns).tolist() == [3.0]
+    assert f.cache_info().hits == 6 and len(traced) == 2
