@@ -122,7 +122,8 @@ def keyword_calls(owner: StaticFunction[Any, Any]) -> None:
     static by keyword)."""
     if compiled is None or not owner._specializes() or (owner._lane is not None and not owner._lane.switched):
         return  # no hits in C, or the lane's (which takes keywords itself)
-    head = type(owner).__dict__.get("__call__")
+    cls = type(owner).__dict__
+    head = cls.get("__call__") if cls.get("_specialized") else None  # None: the transform's own __call__
     if isinstance(head, compiled.KeyCall):
         new = _with_keywords(owner, head, head.fallback)
     elif head is None:  # no positional shape to specialize: the class's own __call__ takes every other call

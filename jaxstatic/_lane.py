@@ -164,6 +164,7 @@ class Lane:
                 namespace = owner._namespace(plan)
                 entry = _codegen.generate(plan, namespace, owner._function, entry=True)["entry"]
                 owner._specialize(_compiled.key_call(owner, plan, entry, namespace))
+            _compiled.keyword_calls(self.owner)  # the shapes met so far: hits in C of their own
         return self.general(fn, *self.canonical(pos, kwonly, ()))
 
     # -- keys the general path meets -------------------------------------------------------------------------
