@@ -8,6 +8,7 @@ the median microseconds per call and the ratio to jax.jit; ``--ranges`` adds eac
 three dispatch asynchronously, except where noted), so this is the Python-side cost of a call.
 
 Run: python benchmarks/dispatch.py [--rounds 15] [--calls 2000] [--blocks 10] [--baseline PATH] [--json PATH]
+[--clock thread]
 
 ``--json PATH`` also writes what the table shows (medians, ratios, each ratio's per-round spread), with the date, the
 machine (CPU model, cores, load average before and after) and the package versions, for
@@ -41,12 +42,17 @@ import jax_dataclasses as jdc
 import jaxstatic as js
 from jaxstatic import Static
 
+CLOCK = time.perf_counter
+"""What a call is timed by: wall time, or with ``--clock thread`` the calling thread's own CPU time
+(``time.thread_time``), which leaves out the time other processes hold the cores (a loaded machine) and the work
+JAX's own threads do; each call's Python-side cost is all on the calling thread."""
+
 
 def per_call_us(fn: Callable[[], Any], calls: int) -> float:
-    start = time.perf_counter()
+    start = CLOCK()
     for _ in range(calls):
         fn()
-    return (time.perf_counter() - start) / calls * 1e6
+    return (CLOCK() - start) / calls * 1e6
 
 
 def samples_us(contenders: dict[str, Callable[[], Any]], rounds: int, calls: int,
@@ -157,6 +163,40 @@ def case_string_positional() -> dict[str, Callable[[], Any]]:
     j, s, e, d = jax.jit(f, static_argnums=(2,)), js.jit(f), eqx.filter_jit(f), jdc_jit(f, "mode")
     return {"jax.jit": lambda: j(x, y, "eval"), "jaxstatic.jit": lambda: s(x, y, "eval"),
             "eqx.filter_jit": lambda: e(x, y, "eval"), "jdc.jit": lambda: d(x, y, "eval")}
+
+
+def case_float(keyword: bool) -> Callable[[], dict[str, Callable[[], Any]]]:
+    """A float static (jaxstatic's general path: 0.0 and -0.0 are two programs), by position or by keyword."""
+    def make() -> dict[str, Callable[[], Any]]:
+        def f(x: jax.Array, y: jax.Array, s: Static[float]) -> jax.Array:
+            return x * s + y
+
+        j, s, e, d = jax.jit(f, static_argnames=("s",)), js.jit(f), eqx.filter_jit(f), jdc_jit(f, "s")
+        if keyword:
+            return {"jax.jit": lambda: j(x, y, s=2.5), "jaxstatic.jit": lambda: s(x, y, s=2.5),
+                    "eqx.filter_jit": lambda: e(x, y, s=2.5), "jdc.jit": lambda: d(x, y, s=2.5)}
+        return {"jax.jit": lambda: j(x, y, 2.5), "jaxstatic.jit": lambda: s(x, y, 2.5),
+                "eqx.filter_jit": lambda: e(x, y, 2.5), "jdc.jit": lambda: d(x, y, 2.5)}
+    return make
+
+
+FNS = (jnp.sin, jnp.cos, jnp.tanh)
+
+
+def case_three_keywords() -> dict[str, Callable[[], Any]]:
+    """Three keyword-only statics: an int, a str and a tuple of module-level functions (the same tuple for all)."""
+    def f(x: jax.Array, y: jax.Array, *, n: Static[int], mode: Static[str],
+          fns: Static[tuple[Any, ...]]) -> jax.Array:
+        for fn in fns:
+            x = fn(x)
+        return x * n + y if mode == "train" else x
+
+    j, s, e = jax.jit(f, static_argnames=("n", "mode", "fns")), js.jit(f), eqx.filter_jit(f)
+    d = jdc_jit(f, "n", "mode", "fns")
+    return {"jax.jit": lambda: j(x, y, n=3, mode="train", fns=FNS),
+            "jaxstatic.jit": lambda: s(x, y, n=3, mode="train", fns=FNS),
+            "eqx.filter_jit": lambda: e(x, y, n=3, mode="train", fns=FNS),
+            "jdc.jit": lambda: d(x, y, n=3, mode="train", fns=FNS)}
 
 
 CONFIG = {f"k{i}": (float(i) if i % 3 else jnp.tanh) for i in range(10)}
@@ -419,7 +459,11 @@ def main() -> None:
     parser.add_argument("--ranges", action="store_true", help="show each ratio's range over the rounds")
     parser.add_argument("--only", help="measure only the cases whose name contains this text")
     parser.add_argument("--json", metavar="PATH", help="also write the results, date, machine and versions there")
+    parser.add_argument("--clock", choices=("wall", "thread"), default="wall",
+                        help="time calls by wall time, or by the calling thread's CPU time (steadier on a loaded machine)")
     args = parser.parse_args()
+    global CLOCK
+    CLOCK = time.thread_time if args.clock == "thread" else time.perf_counter
     load_before = load_average()
     records: list[dict[str, Any]] = []
     baseline = load_baseline(args.baseline) if args.baseline else None
@@ -429,6 +473,9 @@ def main() -> None:
         "tuple of 3 functions": case_tuple_of_functions,
         "str static (positional)": case_string_positional,
         "str static (keyword)": case_string_keyword,
+        "float static (positional)": case_float(keyword=False),
+        "float static (keyword)": case_float(keyword=True),
+        "three statics by keyword": case_three_keywords,
         "10-entry dict config": case_dict_config,
         "10-entry dict, new each call": case_dict_config_rebuilt,
         "DP-SGD config, same object": case_dp_sgd(rebuilt=False),
@@ -440,7 +487,7 @@ def main() -> None:
         "jit(grad(f)) made each call": case_rebuilt_grad,
         "js.pmap(f) vs jax.pmap, int": case_pmap,
     }
-    print(f"jax {jax.__version__}, equinox {eqx.__version__}; median us/call over {args.rounds} interleaved rounds "
+    print(f"jax {jax.__version__}, equinox {eqx.__version__}; median us/call ({args.clock} clock) over {args.rounds} interleaved rounds "
           f"of {args.calls} calls in {args.blocks} turns; ratios to jax.jit")
     width = 29 if args.ranges else 7
     columns = ["js/jax", "eqx/jax", "jdc/jax"] + (["base/jax"] if baseline else [])

@@ -121,16 +121,19 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str, entry: bool =
     key_lines, key_expr = _key_lines(plan, ns)
     call = ", ".join("*" + src.expr("") if src.kind == "varpos" else "**" + src.expr("") if src.kind == "varkw"
                      else src.expr("") for _, src in plan.dynamics)
-    body = [*key_lines, f"key = {key_expr}", "next_call()", "fn = lookup(key)", "if fn is None:",
-            "    return miss(key, args, kwargs)", "if len(cache) > 1:", "    touch(key)",
-            "try:", f"    return fn({call})", "except TypeError as err:", "    raise dynamic_error(args, kwargs, err)",
+    # Counted once the key is found (a key's __hash__ that raises leaves no call counted); from then on a failure,
+    # the order of use kept (which hashes the key again) included, is counted as failed, never as a hit.
+    body = [*key_lines, f"key = {key_expr}", "fn = lookup(key)", "next_call()", "if fn is None:",
+            "    return miss(key, args, kwargs)",
+            "try:", "    if len(cache) > 1:", "        touch(key)", f"    return fn({call})",
+            "except TypeError as err:", "    raise dynamic_error(args, kwargs, err)",
             "except BaseException:", "    failed(args, kwargs)", "    raise"]
     reroute = [f"if len(args) != {plan.nargs}:", "    return reroute(args, kwargs)"] if plan.kwnames else []
     lines = ["def key(args, kwargs):", *_indent([*key_lines, f"return {key_expr}"]), "",
              "def dispatch(args, kwargs):", *_indent([*reroute, *body])]
     if entry:
         # The frame a user calls drops jaxstatic's frames from a failure's traceback (_traceback.hide).
-        lines += ["", "def entry(self, *args, **kwargs):",
+        lines += ["", "def entry(self, /, *args, **kwargs):",
                   *_indent(["try:", *_indent([f"if kwargs or len(args) != {plan.nargs}:",
                                               "    return general(self, args, kwargs)", *body]),
                             "except BaseException as err:", "    hide(err)", "    raise"])]

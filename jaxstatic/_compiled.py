@@ -12,7 +12,8 @@ call slot at them (``Base``), so no argument tuple or keyword dict is built for 
 
 - ``LaneCall``, the exact-key lane's hit (``_lane``): the call's values in the lane's canonical order (static
   defaults left out filled in), each static value's type checked, the call counted, JAX's program called.
-- ``KeyCall``, the general path's hit for the first positional call shape (``_core``): the flat key built as
+- ``KeyCall``, the general path's hit for one call shape (``_core``), the first positional one and each other shape
+  met (keywords, fewer positionals) in front of it (``keyword_calls``): the flat key built as
   ``_codegen`` builds it, for atomic values, floats other than zeros and NaN, containers remembered by identity
   (``_memo``) that still hold the same objects, and dicts rebuilt from the same objects as one remembered by its
   contents; looked up in the same cache; on a miss, or any other value, the generated dispatcher.
@@ -102,24 +103,80 @@ def lane_call(lane: Lane, owner: StaticFunction[Any, Any], layout: Layout) -> Ca
 def key_call(owner: StaticFunction[Any, Any], plan: Plan, entry: Callable[..., Any],
              namespace: dict[str, Any]) -> Callable[..., Any]:
     """``entry``, the generated dispatcher of a positional call shape (``namespace``: its names), behind its hit in
-    C where that was built and every value of the shape comes by position or is a constant default; else ``entry``
-    itself."""
-    if compiled is None or len(plan.dynamics) > _MAX_DYNAMIC or any(src.kind != "arg" for _, src in plan.dynamics):
+    C where that was built and every value of the shape comes by position or is a constant default; in front of
+    that, the hits of the keyword shapes the function has met (``keyword_calls``); else ``entry`` itself."""
+    if compiled is None:
         return entry
+    head = _shape_hit(owner, plan, types.MethodType(entry, owner), namespace, None)
+    return entry if head is None else _with_keywords(owner, head, head.fallback)
+
+
+_MAX_KEYWORD_SHAPES = 8  # other call shapes with a hit in C; calls of any other go through the generated code
+
+
+def keyword_calls(owner: StaticFunction[Any, Any]) -> None:
+    """After a call shape is met: where ``owner``'s calls go to the general path (its hit in C, or its class's
+    ``__call__`` where no positional shape could be specialized), a hit in C for the shape goes in front, so a
+    static passed by keyword costs what it costs by position (without it, the call went through the generated
+    ``__call__``, ``_general_call`` and the shape's dispatcher: measured ~20% of a ``jax.jit`` hit for a float
+    static by keyword)."""
+    if compiled is None or not owner._specializes() or (owner._lane is not None and not owner._lane.switched):
+        return  # no hits in C, or the lane's (which takes keywords itself)
+    cls = type(owner).__dict__
+    head = cls.get("__call__") if cls.get("_specialized") else None  # None: the transform's own __call__
+    if isinstance(head, compiled.KeyCall):
+        new = _with_keywords(owner, head, head.fallback)
+    elif head is None:  # no positional shape to specialize: the class's own __call__ takes every other call
+        new = _with_keywords(owner, None, types.MethodType(type(owner).__call__, owner))
+    else:
+        return
+    if new is not head:
+        owner._specialize(new)
+
+
+def _with_keywords(owner: StaticFunction[Any, Any], head: Any, fallback: Any) -> Any:
+    """``head`` behind the hits of the other call shapes ``owner`` has met (by keyword, or with fewer positional
+    values) that it does not have yet (at most ``_MAX_KEYWORD_SHAPES``), newest first."""
+    have, hit = set(), head
+    while hit is not None:
+        have.add((hit.nargs, hit.kwnames or ()))
+        hit = hit.other
+    for plan, _ in list(owner._shapes.values()):
+        if len(have) > _MAX_KEYWORD_SHAPES:
+            break
+        if (plan.nargs, plan.kwnames) not in have:
+            found = _shape_hit(owner, plan, fallback, owner._namespace(plan), head)
+            if found is not None:
+                head = found
+                have.add((plan.nargs, plan.kwnames))
+    return head
+
+
+def _shape_hit(owner: StaticFunction[Any, Any], plan: Plan, fallback: Any, namespace: dict[str, Any],
+               other: Any) -> Any:
+    """The hit in C of one call shape (values by position or by keyword, static defaults constant), or None."""
+    assert compiled is not None
+    if len(plan.dynamics) > _MAX_DYNAMIC:
+        return None
+    where = {name: plan.nargs + j for j, name in enumerate(plan.kwnames)}
+
+    def position(src: Any) -> int | None:
+        return src.index if src.kind == "arg" else where.get(src.names[0]) if src.kind == "kw" else None
+
+    dynamics = [position(src) for _, src in plan.dynamics]
     statics: list[Any] = []
     for _, src in plan.statics:
-        constant = _codegen.constant_pair(src.default) if src.kind == "default" else None
-        if src.kind != "arg" and constant is None:
-            return entry
-        statics.append(src.index if constant is None else constant)
+        found: Any = _codegen.constant_pair(src.default) if src.kind == "default" else position(src)
+        statics.append(found)
+    if None in dynamics or None in statics:
+        return None
     remembered, contents, nested, shallow = owner._memo.dicts
-    call: Callable[..., Any] = compiled.KeyCall(
-        fallback=types.MethodType(entry, owner), failed=functools.partial(raise_failed, owner, plan),
+    return compiled.KeyCall(
+        fallback=fallback, failed=functools.partial(raise_failed, owner, plan),
         cache=owner._cache, remembered=remembered, contents=contents, nested=nested, shallow=shallow,
         atomic=_freeze.ATOMIC, calls=owner._stats.calls,
         touch=namespace["touch"], vid=plan.vid, nargs=plan.nargs, statics=tuple(statics),
-        dynamics=tuple(src.index for _, src in plan.dynamics))
-    return call
+        dynamics=tuple(dynamics), kwnames=tuple(plan.kwnames), other=other)
 
 
 def raise_failed(owner: StaticFunction[Any, Any], plan: Plan, err: BaseException, args: tuple[Any, ...],
@@ -139,4 +196,5 @@ def raise_failed(owner: StaticFunction[Any, Any], plan: Plan, err: BaseException
         raise
 
 
-__all__ = ["Base", "attach", "compiled", "counter", "extension", "key_call", "lane_call", "raise_failed"]
+__all__ = ["Base", "attach", "compiled", "counter", "extension", "key_call", "keyword_calls", "lane_call",
+           "raise_failed"]

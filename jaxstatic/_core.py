@@ -114,7 +114,9 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         self._slots: dict[Any, Slot] = {}
         self._inflight: dict[Any, _InFlight] = {}
         self._evicted: collections.deque[int] = collections.deque(maxlen=_EVICTED_MEMORY)
-        self._lock = threading.Lock()  # bookkeeping only: never held while tracing or compiling
+        # Bookkeeping only: never held while tracing or compiling. Reentrant, because a key's own __hash__/__eq__
+        # (or a finalizer) runs under it when the cache is looked up, and may call this very function.
+        self._lock = threading.RLock()
         self._memo = IdentityMemo()
         self._plans: dict[int, Dispatch] = {}  # positional calls, by len(args)
         self._kw_plans: dict[tuple[str, ...], Dispatch] = {}  # keyword calls, by names: the latest nargs seen
@@ -223,6 +225,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
             self._kw_plans[tuple(kwargs)] = dispatch
         else:
             self._plans[len(args)] = dispatch
+        _compiled.keyword_calls(self)  # a shape met: a hit in C of its own
         return dispatch
 
     def _specializes(self) -> bool:
@@ -300,12 +303,18 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
     # -- misses and faults -----------------------------------------------------------------------------------
 
     def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        try:  # a new static value: checked against its Static[T] here (the lane's body checks its own), never on a hit
-            if self._lane is None or not self._lane.serves(plan, key):
-                _typecheck.check(self._fn, self._function, plan.static_values(args, kwargs))
-        except BaseException:  # the warning made an error by the user's filters
+        """A key not in the cache: trace it, or wait for the thread tracing it. A call that raises on the way (in a
+        key's own ``__hash__``, the type check, the transform, the trace) is counted once as failed, never a hit."""
+        try:
+            return self._trace_or_wait(plan, key, args, kwargs)
+        except BaseException:
             self._failed(plan, args, kwargs)
             raise
+
+    def _trace_or_wait(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        # a new static value: checked against its Static[T] here (the lane's body checks its own), never on a hit
+        if self._lane is None or not self._lane.serves(plan, key):
+            _typecheck.check(self._fn, self._function, plan.static_values(args, kwargs))
         # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
         # others keep their meaning (pmap still maps over devices), as JAX's do.
         if self._eager_without_jit and jit_disabled():
@@ -317,57 +326,55 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
                 flight = self._inflight.get(key) if program is None else None
                 if program is None and flight is None:
                     slot = Slot(key)
-                    try:
-                        built = None if self._counts_traces else _static_signature(plan, key)
-                        record = None if built is None else self._stats.begin_build(built)
-                        if self._lane is not None and self._lane.serves(plan, key):  # the lane's key: its program
-                            program = self._lane.adapter(plan, key)
-                        else:
-                            program = self._build(plan, self._body(plan, slot), slot)
-                    except BaseException:  # a call the transform refuses (grad of a missing argument): no hit
-                        self._failed(plan, args, kwargs)
-                        raise
+                    built = None if self._counts_traces else _static_signature(plan, key)
+                    record = None if built is None else self._stats.begin_build(built)
+                    if self._lane is not None and self._lane.serves(plan, key):  # the lane's key: its program
+                        program = self._lane.adapter(plan, key)
+                    else:  # may raise: a call the transform refuses (grad of a missing argument)
+                        program = self._build(plan, self._body(plan, slot), slot)
                     flight = self._inflight[key] = _InFlight(me, program, slot)
                     break
             if program is not None:  # another thread finished it meanwhile
-                return self._guarded(plan, program, self._slots[key], args, kwargs)
+                return self._call(plan, program, self._slots.get(key) or Slot(key), args, kwargs)
             assert flight is not None
             if flight.owner == me:  # a recursive call inside its own trace: JAX traces the new shapes nested
-                return self._guarded(plan, flight.program, flight.slot, args, kwargs)
+                return self._call(plan, flight.program, flight.slot, args, kwargs)
             flight.done.wait()
         try:
             result = self._call(plan, flight.program, flight.slot, args, kwargs)
         except BaseException:
             with self._lock:
-                del self._inflight[key]
+                self._inflight.pop(key, None)
             flight.done.set()
-            self._failed(plan, args, kwargs)
             raise
         with self._lock:
-            del self._inflight[key]
-            self._insert(key, flight.program, flight.slot)
+            self._inflight.pop(key, None)
+            evicted = self._insert(key, flight.program, flight.slot)
         flight.done.set()
+        _let_go(evicted)
         if built is not None:  # a miss, for transforms whose traces a jit counts
             self._stats.end_build(built, record)
         return result
 
-    def _insert(self, key: Any, program: Any, slot: Slot) -> None:
-        """Add a program, evicting the least recently used past ``cache_size`` (called under the lock)."""
+    def _add(self, key: Any, program: Any, slot: Slot) -> None:
+        """Add a program (``_insert``) under the lock, and let go of what it evicted after."""
+        with self._lock:
+            evicted = self._insert(key, program, slot)
+        _let_go(evicted)
+
+    def _insert(self, key: Any, program: Any, slot: Slot) -> list[tuple[Any, Any, Any]]:
+        """Add a program, evicting the least recently used past ``cache_size`` (called under the lock). Returns the
+        evicted ``(key, program, slot)``s, for the caller to let go of once the lock is released (``_let_go``): a
+        key's last reference may run a finalizer that calls this function, and ``clear_cache()`` is JAX's code."""
         self._cache[key] = program
         self._slots[key] = slot
+        evicted: list[tuple[Any, Any, Any]] = []
         while len(self._cache) > (self._stats.maxsize or len(self._cache)):
             old, dropped = self._cache.popitem(last=False)
-            del self._slots[old]
+            evicted.append((old, dropped, self._slots.pop(old, None)))
             self._evicted.append(hash(old))
             self._stats.evictions += 1
-            getattr(dropped, "clear_cache", lambda: None)()
-
-    def _guarded(self, plan: Plan, program: Any, slot: Slot, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        try:
-            return self._call(plan, program, slot, args, kwargs)
-        except BaseException:
-            self._failed(plan, args, kwargs)
-            raise
+        return evicted
 
     def _call(self, plan: Plan, program: Any, slot: Slot, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run ``program`` for this call, handing the body the caller's own static values should it trace."""
@@ -451,7 +458,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
 
     # -- the public surface ----------------------------------------------------------------------------------
 
-    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    def __call__(self, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return _general_call(self, args, kwargs)  # type: ignore[no-any-return]
         except BaseException as err:
@@ -477,7 +484,8 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
     @property
     def retraces(self) -> tuple[_stats.Retrace, ...]:
         """Each retrace (the latest 1024), with the reason; ``str(record)`` explains it per parameter."""
-        return tuple(self._stats.retraces)
+        with self._stats.lock:
+            return tuple(self._stats.retraces)
 
     def cache_info(self) -> _stats.CacheInfo:
         """Hits, misses (traces), the bound (``cache_size``), programs held now, and evictions."""
@@ -487,12 +495,14 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         """Drop every compiled program and every static value held for them, by this transform and by the
         jaxstatic transforms it wraps (``js.jit(js.vmap(f))`` clears the vmap's too)."""
         with self._lock:
-            for program in self._cache.values():
-                getattr(program, "clear_cache", lambda: None)()
+            # The cache's entries read as the plain dict's, which hashes no key: no Python code runs, so no hit's
+            # move_to_end in another thread comes in between. What was held is let go of after the lock.
+            cleared = [(None, program, None) for program in dict.values(self._cache)]
             self._cache.clear()
             self._slots.clear()
-            self._memo.clear()
-            self._stats.cleared()
+            held = self._memo.clear(), self._stats.cleared()
+        _let_go(cleared)
+        del held
         if self._lane is not None:  # a new lane program: JAX's caches keyed by the old one release its values
             self._lane.program.clear_cache()
             self._lane_checked = False
@@ -608,6 +618,14 @@ def _wrap(self: StaticFunction[Any, Any], fn: Callable[..., Any]) -> None:
         if name not in own and not (name.startswith("_") and not name.startswith("__")) and not hasattr(
                 type(self), name):
             own[name] = value
+
+
+def _let_go(evicted: list[tuple[Any, Any, Any]]) -> None:
+    """Release the ``(key, program, slot)``s a cache let go of, outside its lock: each program's own caches
+    (``clear_cache()``: JAX's), then the keys themselves, whose values' finalizers may call the function again."""
+    for _, program, _ in evicted:
+        getattr(program, "clear_cache", lambda: None)()
+    evicted.clear()
 
 
 def _inner_transform(fn: Callable[..., Any]) -> StaticFunction[Any, Any] | None:

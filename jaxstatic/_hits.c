@@ -10,7 +10,8 @@
      parameters by position, keyword-only ones by name, Static defaults left out filled in), each static value's
      type checked (``_freeze.LANE``, or a function or class the lane keeps), the call counted, and JAX's program,
      whose static arguments are ours, called.
-   - ``KeyCall``, the general path's hit of one positional call shape (``_core``): the flat key (``_codegen``) for
+   - ``KeyCall``, the general path's hit of one call shape (``_core``; positional values, then keywords by name,
+     one hit per shape met, each trying the next when a call is not of its shape): the flat key (``_codegen``) for
      atomic values, floats other than zeros and NaN, containers remembered by identity (``_memo``) that still
      hold the same objects, and dicts rebuilt from the same objects as one remembered by its contents; looked up
      in the function's cache; the call counted, the cache's order of use kept,
@@ -105,9 +106,10 @@ count_hit(PyObject *calls)
 
 typedef struct {
     PyObject_HEAD
-    vectorcallfunc vectorcall;
-    PyObject *program;   /* jax.jit of the traced body, static_argnums = the static parameters */
+    vectorcallfunc vectorcall;  /* as the class's __call__: the function first (hit_method_call) */
+    vectorcallfunc call;        /* the call's own arguments alone (lane_vectorcall): what Base's slot calls */
     PyObject *fallback;  /* the generated __call__, bound to the jaxstatic function: every other call */
+    PyObject *program;   /* jax.jit of the traced body, static_argnums = the static parameters */
     PyObject *failed;    /* failed(exception, positional args, keyword-only args): raises what the user sees */
     PyObject *allowed;   /* frozenset of the exact types (_freeze.LANE) */
     PyObject *kept;      /* dict id -> module-level function or class the lane takes */
@@ -289,6 +291,44 @@ lane_vectorcall(LaneCall *self, PyObject *const *args, size_t nargsf, PyObject *
     return result;
 }
 
+/* Both hits start alike: PyObject_HEAD, the object's own vectorcall, the hit proper, the bound fallback. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    vectorcallfunc call;
+    PyObject *fallback;  /* types.MethodType(generated __call__, the function) */
+} Hit;
+
+/* A hit is its function's class's ``__call__``, and behaves as the generated ``__call__`` it stands for, a method:
+   ``type(f).__call__(f, x)`` and ``f.__call__(x)`` pass the function first (it is a method descriptor, so Python
+   binds it as it binds a function). The function's own call slot (``Base``) calls the hit proper, with no function
+   in front. A first argument other than the function goes, with the arguments as given, to the unbound generated
+   code (which raises what a Python ``__call__`` raises). */
+static PyObject *
+hit_method_call(Hit *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *fallback = self->fallback;
+    if (!PyMethod_Check(fallback)) {  /* the constructors check it: never reached */
+        PyErr_SetString(PyExc_TypeError, "a jaxstatic hit without its function");
+        return NULL;
+    }
+    if (nargs >= 1 && args[0] == PyMethod_GET_SELF(fallback)) {
+        /* args[0] is the caller's: the callee may use it as its free slot (and restores it) */
+        return self->call((PyObject *)self, args + 1, (nargs - 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+    }
+    return PyObject_Vectorcall(PyMethod_GET_FUNCTION(fallback), args, nargsf, kwnames);
+}
+
+/* ``f.__call__``: bound to ``f``, as a function would be; on the class, the hit itself. */
+static PyObject *
+hit_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None) {
+        return Py_NewRef(self);
+    }
+    return PyMethod_New(self, obj);
+}
 static PyObject *
 lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
@@ -300,6 +340,10 @@ lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                                      &failed, &PyFrozenSet_Type, &allowed, &PyDict_Type, &kept, &PyTuple_Type,
                                      &names, &PyTuple_Type, &kwonly, &npositional_only, &PyTuple_Type, &statics,
                                      &calls, &PyTuple_Type, &defaults, &missing)) {
+        return NULL;
+    }
+    if (!PyMethod_Check(fallback)) {
+        PyErr_SetString(PyExc_TypeError, "LaneCall: fallback must be a bound method");
         return NULL;
     }
     if (PyTuple_GET_SIZE(defaults) != PyTuple_GET_SIZE(names) ||
@@ -338,7 +382,8 @@ lane_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         PyMem_Free(index);
         return NULL;
     }
-    self->vectorcall = (vectorcallfunc)lane_vectorcall;
+    self->vectorcall = (vectorcallfunc)hit_method_call;
+    self->call = (vectorcallfunc)lane_vectorcall;
     self->program = Py_NewRef(program);
     self->fallback = Py_NewRef(fallback);
     self->failed = Py_NewRef(failed);
@@ -440,6 +485,7 @@ static PyType_Slot lane_slots[] = {
                 "--\n\nA cache hit of the exact-key lane, called in C (jaxstatic._lane)."},
     {Py_tp_new, lane_new},
     {Py_tp_call, lane_call},
+    {Py_tp_descr_get, hit_descr_get},
     {Py_tp_traverse, lane_traverse},
     {Py_tp_clear, lane_clear},
     {Py_tp_dealloc, lane_dealloc},
@@ -452,17 +498,18 @@ static PyType_Spec lane_spec = {
     "jaxstatic._hits.LaneCall",
     sizeof(LaneCall),
     0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
     lane_slots,
 };
 
-/* ---- KeyCall: the general path's hit for one positional call shape ------------------------------------------ */
+/* ---- KeyCall: the general path's hit for one call shape ------------------------------------------------------ */
 
 #define KEY_MAX_DYNAMIC 64  /* a shape with more dynamic values keeps its generated dispatcher */
 
 typedef struct {
     PyObject_HEAD
-    vectorcallfunc vectorcall;
+    vectorcallfunc vectorcall;  /* as the class's __call__: the function first (hit_method_call) */
+    vectorcallfunc call;        /* the call's own arguments alone (key_vectorcall): what Base's slot calls */
     PyObject *fallback;    /* the generated dispatcher of this shape, bound: every call this does not serve */
     PyObject *failed;      /* failed(exception, args, kwargs): raises what the user sees */
     PyObject *cache;       /* the function's OrderedDict: flat key -> program */
@@ -476,7 +523,11 @@ typedef struct {
     PyObject *vid;         /* the shape's first key item */
     PyObject *statics;     /* per static parameter: its position (int), or the constant pair of its default */
     PyObject *dynamics;    /* tuple of the dynamic parameters' positions, as the program takes them */
+    PyObject *kwnames;     /* the shape's keyword names, in order (a position nargs + j is kwnames[j]'s value) */
+    PyObject *names;       /* (None,) * nargs + kwnames: what hand_failure names each value by */
+    PyObject *other;       /* the hit of another shape, tried when a call is not of this one; or NULL */
     Py_ssize_t nargs;
+    Py_ssize_t nkw;
     Py_ssize_t nstatic;
     Py_ssize_t ndynamic;
     Py_ssize_t *static_index;  /* -1 for a constant default */
@@ -484,7 +535,9 @@ typedef struct {
 } KeyCall;
 
 /* The key pair of a container remembered by identity (``_memo.IdentityMemo``) that still holds the very objects
-   it held (``_memo.unchanged``): 1 with *type and *value set (borrowed), 0 when not remembered or changed, -1. */
+   it held (``_memo.unchanged``): 1 with *type and *value set (new references), 0 when not remembered or changed,
+   -1 with an exception set. Nothing here runs Python code: the lookup is by an int, the checks by identity, so
+   ``held`` (borrowed) stays valid until its items are taken. */
 static int
 key_remembered(KeyCall *self, PyObject *value, PyObject **type, PyObject **frozen)
 {
@@ -538,20 +591,22 @@ key_remembered(KeyCall *self, PyObject *value, PyObject **type, PyObject **froze
     if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
         return 0;
     }
-    *type = PyTuple_GET_ITEM(pair, 0);
-    *frozen = PyTuple_GET_ITEM(pair, 1);
+    *type = Py_NewRef(PyTuple_GET_ITEM(pair, 0));
+    *frozen = Py_NewRef(PyTuple_GET_ITEM(pair, 1));
     return 1;
 }
 
 /* The key pair of a dict rebuilt from the same objects as one remembered by its contents (``IdentityMemo``'s
    ``_signature``: the ids of its keys, and of its values, a plain or named tuple value by its type and its items'
-   ids): 1 with *type and *value set (borrowed), 0 when not found or when Python must decide (a tuple type not yet
-   judged), -1 with an exception set. */
+   ids): 1 with *type and *value set (new references), 0 when not found or when Python must decide (a tuple type
+   not yet judged), -1 with an exception set. Looking a type up may run Python code (a metaclass's ``__hash__``,
+   which may even clear the memo): every object read across such a lookup is held by a strong reference. */
 static int
 key_by_contents(KeyCall *self, PyObject *dict, PyObject **type, PyObject **frozen)
 {
     Py_ssize_t n = PyDict_GET_SIZE(dict);
     PyObject *kids = PyTuple_New(n), *values = PyTuple_New(n), *ids = PyTuple_New(n), *signature = NULL;
+    PyObject *nested = NULL, *found = NULL;
     int result = -1;
     if (kids == NULL || values == NULL || ids == NULL) {
         goto done;
@@ -570,10 +625,11 @@ key_by_contents(KeyCall *self, PyObject *dict, PyObject **type, PyObject **froze
         PyTuple_SET_ITEM(values, i, Py_NewRef(v));
         i++;
     }
-    PyObject *nested = PyDict_GetItemWithError(self->nested, kids);  /* borrowed */
+    nested = PyDict_GetItemWithError(self->nested, kids);  /* a tuple of ints: no Python code runs */
     if (nested == NULL && PyErr_Occurred()) {
         goto done;
     }
+    Py_XINCREF(nested);  /* held: the type lookups below may run Python code that clears the memo */
     if (nested != NULL && PyTuple_CheckExact(nested)) {
         for (Py_ssize_t m = 0; m < PyTuple_GET_SIZE(nested); m++) {
             Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(nested, m));
@@ -585,7 +641,8 @@ key_by_contents(KeyCall *self, PyObject *dict, PyObject **type, PyObject **froze
                 goto done;
             }
             PyObject *item = PyTuple_GET_ITEM(values, j);
-            PyObject *shallow = PyDict_GetItemWithError(self->shallow, (PyObject *)Py_TYPE(item));  /* borrowed */
+            /* ``shallow`` is only compared with True, never read: borrowed is enough */
+            PyObject *shallow = PyDict_GetItemWithError(self->shallow, (PyObject *)Py_TYPE(item));
             if (shallow == NULL) {
                 result = PyErr_Occurred() ? -1 : 0;  /* a type not judged yet: Python judges it */
                 goto done;
@@ -624,20 +681,23 @@ key_by_contents(KeyCall *self, PyObject *dict, PyObject **type, PyObject **froze
     if (signature == NULL) {
         goto done;
     }
-    PyObject *found = PyDict_GetItemWithError(self->contents, signature);  /* borrowed: (pair, objects held) */
+    found = PyDict_GetItemWithError(self->contents, signature);  /* (pair, objects held) */
     if (found == NULL) {
         result = PyErr_Occurred() ? -1 : 0;
         goto done;
     }
+    Py_INCREF(found);  /* held: the signature's hash ran type hashes; the decrefs below may run finalizers */
     PyObject *pair = PyTuple_CheckExact(found) && PyTuple_GET_SIZE(found) == 2 ? PyTuple_GET_ITEM(found, 0) : NULL;
     if (pair == NULL || !PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
         result = 0;
         goto done;
     }
-    *type = PyTuple_GET_ITEM(pair, 0);
-    *frozen = PyTuple_GET_ITEM(pair, 1);
+    *type = Py_NewRef(PyTuple_GET_ITEM(pair, 0));
+    *frozen = Py_NewRef(PyTuple_GET_ITEM(pair, 1));
     result = 1;
 done:
+    Py_XDECREF(found);
+    Py_XDECREF(nested);
     Py_XDECREF(kids);
     Py_XDECREF(values);
     Py_XDECREF(ids);
@@ -657,26 +717,30 @@ key_of(KeyCall *self, PyObject *const *args)
     }
     PyTuple_SET_ITEM(key, 0, Py_NewRef(self->vid));
     for (Py_ssize_t i = 0; i < self->nstatic; i++) {
-        PyObject *type, *value;
+        PyObject *type, *value;  /* new references, set into the key */
         if (self->static_index[i] < 0) {
             PyObject *pair = PyTuple_GET_ITEM(self->statics, i);
-            type = PyTuple_GET_ITEM(pair, 0);
-            value = PyTuple_GET_ITEM(pair, 1);
+            type = Py_NewRef(PyTuple_GET_ITEM(pair, 0));
+            value = Py_NewRef(PyTuple_GET_ITEM(pair, 1));
         }
         else {
-            value = args[self->static_index[i]];
-            type = (PyObject *)Py_TYPE(value);
-            int atomic = PySet_Contains(self->atomic, type);
+            /* the caller's argument, held by the caller for the whole call; its type held by it */
+            PyObject *given = args[self->static_index[i]];
+            int atomic = PySet_Contains(self->atomic, (PyObject *)Py_TYPE(given));  /* a metaclass may hash */
             if (atomic < 0) {
                 Py_DECREF(key);
                 return NULL;
             }
             /* a float other than a zero or NaN is its own exact key, as _freeze gives it */
-            if (!atomic && !(PyFloat_CheckExact(value) && PyFloat_AS_DOUBLE(value) != 0.0 &&
-                             !Py_IS_NAN(PyFloat_AS_DOUBLE(value)))) {
-                int found = key_remembered(self, value, &type, &value);
-                if (found == 0 && PyDict_CheckExact(value)) {
-                    found = key_by_contents(self, value, &type, &value);
+            if (atomic || (PyFloat_CheckExact(given) && PyFloat_AS_DOUBLE(given) != 0.0 &&
+                           !Py_IS_NAN(PyFloat_AS_DOUBLE(given)))) {
+                type = Py_NewRef((PyObject *)Py_TYPE(given));
+                value = Py_NewRef(given);
+            }
+            else {
+                int found = key_remembered(self, given, &type, &value);
+                if (found == 0 && PyDict_CheckExact(given)) {
+                    found = key_by_contents(self, given, &type, &value);
                 }
                 if (found <= 0) {
                     Py_DECREF(key);
@@ -684,17 +748,42 @@ key_of(KeyCall *self, PyObject *const *args)
                 }
             }
         }
-        PyTuple_SET_ITEM(key, 1 + 2 * i, Py_NewRef(type));
-        PyTuple_SET_ITEM(key, 2 + 2 * i, Py_NewRef(value));
+        PyTuple_SET_ITEM(key, 1 + 2 * i, type);
+        PyTuple_SET_ITEM(key, 2 + 2 * i, value);
     }
     return key;
 }
 
 
+/* Whether a call is of this hit's shape: as many positional values, the same keyword names in the same order (as
+   the generated code finds a keyword shape by ``tuple(kwargs)``). Returns 1, 0, or -1 with an exception set. */
+static int
+key_same_shape(KeyCall *self, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs != self->nargs || nkw != self->nkw) {
+        return 0;
+    }
+    for (Py_ssize_t j = 0; j < nkw; j++) {
+        int same = lane_same_name(PyTuple_GET_ITEM(kwnames, j), PyTuple_GET_ITEM(self->kwnames, j));
+        if (same <= 0) {
+            return same;
+        }
+    }
+    return 1;
+}
+
 static PyObject *
 key_vectorcall(KeyCall *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    if (PyVectorcall_NARGS(nargsf) != self->nargs || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
+    int same = key_same_shape(self, PyVectorcall_NARGS(nargsf), kwnames);
+    if (same <= 0) {
+        if (same < 0) {
+            return NULL;
+        }
+        if (self->other != NULL) {  /* another shape's hit: a keyword call's, or the positional one */
+            return ((KeyCall *)self->other)->call(self->other, args, nargsf, kwnames);
+        }
         return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
     }
     PyObject *key = key_of(self, args);
@@ -716,10 +805,12 @@ key_vectorcall(KeyCall *self, PyObject *const *args, size_t nargsf, PyObject *kw
     if (count_hit(self->calls) < 0) {
         goto error;
     }
-    if (PyDict_GET_SIZE(self->cache) > 1) {
+    if (PyDict_GET_SIZE(self->cache) > 1) {  /* hashes the key again: may raise, which is a failed call */
         PyObject *touched = PyObject_CallOneArg(self->touch, key);
         if (touched == NULL) {
-            goto error;
+            Py_DECREF(key);
+            Py_DECREF(program);
+            return hand_failure(self->failed, args, self->nargs, self->names, self->nargs + self->nkw);
         }
         Py_DECREF(touched);
     }
@@ -731,7 +822,7 @@ key_vectorcall(KeyCall *self, PyObject *const *args, size_t nargsf, PyObject *kw
     PyObject *result = PyObject_Vectorcall(program, buffer + 1, self->ndynamic | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
     Py_DECREF(program);
     if (result == NULL) {
-        return hand_failure(self->failed, args, self->nargs, NULL, self->nargs);
+        return hand_failure(self->failed, args, self->nargs, self->names, self->nargs + self->nkw);
     }
     return result;
 
@@ -772,37 +863,66 @@ static PyObject *
 key_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"fallback", "failed", "cache", "remembered", "contents", "nested", "shallow",
-                               "atomic", "calls", "touch", "vid", "nargs", "statics", "dynamics", NULL};
+                               "atomic", "calls", "touch", "vid", "nargs", "statics", "dynamics", "kwnames", "other",
+                               NULL};
     PyObject *fallback, *failed, *cache, *remembered, *contents, *nested, *shallow, *atomic, *calls, *touch, *vid,
-        *statics, *dynamics;
+        *statics, *dynamics, *kwnames, *other;
     Py_ssize_t nargs;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOO!O!O!O!O!O!OOOnO!O!:KeyCall", keywords, &fallback, &failed,
-                                     &PyDict_Type, &cache, &PyDict_Type, &remembered, &PyDict_Type, &contents,
-                                     &PyDict_Type, &nested, &PyDict_Type, &shallow, &PyFrozenSet_Type, &atomic,
-                                     &calls, &touch, &vid, &nargs, &PyTuple_Type, &statics, &PyTuple_Type,
-                                     &dynamics)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOO!O!O!O!O!O!OOOnO!O!O!O:KeyCall", keywords, &fallback,
+                                     &failed, &PyDict_Type, &cache, &PyDict_Type, &remembered, &PyDict_Type,
+                                     &contents, &PyDict_Type, &nested, &PyDict_Type, &shallow, &PyFrozenSet_Type,
+                                     &atomic, &calls, &touch, &vid, &nargs, &PyTuple_Type, &statics, &PyTuple_Type,
+                                     &dynamics, &PyTuple_Type, &kwnames, &other)) {
         return NULL;
     }
-    if (Py_TYPE(calls)->tp_iternext == NULL || PyTuple_GET_SIZE(dynamics) > KEY_MAX_DYNAMIC) {
-        PyErr_SetString(PyExc_ValueError, "KeyCall: calls must be an iterator, and dynamics at most 64");
+    if (other != Py_None && !Py_IS_TYPE(other, type)) {
+        PyErr_SetString(PyExc_TypeError, "KeyCall: other must be a KeyCall or None");
         return NULL;
     }
-    Py_ssize_t *static_index = key_positions(statics, nargs, 1);
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t j = 0; j < nkw; j++) {
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(kwnames, j))) {
+            PyErr_SetString(PyExc_TypeError, "KeyCall: kwnames must be strings");
+            return NULL;
+        }
+    }
+    if (nargs < 0) {
+        PyErr_SetString(PyExc_ValueError, "KeyCall: nargs must be at least 0");
+        return NULL;
+    }
+    PyObject *names = PyTuple_New(nargs + nkw);
+    if (names == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs + nkw; i++) {
+        PyTuple_SET_ITEM(names, i, Py_NewRef(i < nargs ? Py_None : PyTuple_GET_ITEM(kwnames, i - nargs)));
+    }
+    if (!PyMethod_Check(fallback) || Py_TYPE(calls)->tp_iternext == NULL ||
+            PyTuple_GET_SIZE(dynamics) > KEY_MAX_DYNAMIC) {
+        PyErr_SetString(PyExc_ValueError,
+                        "KeyCall: fallback must be a bound method, calls an iterator, and dynamics at most 64");
+        return NULL;
+    }
+    Py_ssize_t *static_index = key_positions(statics, nargs + nkw, 1);
     if (static_index == NULL) {
+        Py_DECREF(names);
         return NULL;
     }
-    Py_ssize_t *dynamic_index = key_positions(dynamics, nargs, 0);
+    Py_ssize_t *dynamic_index = key_positions(dynamics, nargs + nkw, 0);
     if (dynamic_index == NULL) {
+        Py_DECREF(names);
         PyMem_Free(static_index);
         return NULL;
     }
     KeyCall *self = (KeyCall *)type->tp_alloc(type, 0);
     if (self == NULL) {
+        Py_DECREF(names);
         PyMem_Free(static_index);
         PyMem_Free(dynamic_index);
         return NULL;
     }
-    self->vectorcall = (vectorcallfunc)key_vectorcall;
+    self->vectorcall = (vectorcallfunc)hit_method_call;
+    self->call = (vectorcallfunc)key_vectorcall;
     self->fallback = Py_NewRef(fallback);
     self->failed = Py_NewRef(failed);
     self->cache = Py_NewRef(cache);
@@ -816,7 +936,11 @@ key_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->vid = Py_NewRef(vid);
     self->statics = Py_NewRef(statics);
     self->dynamics = Py_NewRef(dynamics);
+    self->kwnames = nkw > 0 ? Py_NewRef(kwnames) : NULL;
+    self->names = names;
+    self->other = other == Py_None ? NULL : Py_NewRef(other);
     self->nargs = nargs;
+    self->nkw = nkw;
     self->nstatic = PyTuple_GET_SIZE(statics);
     self->ndynamic = PyTuple_GET_SIZE(dynamics);
     self->static_index = static_index;
@@ -847,6 +971,9 @@ key_traverse(KeyCall *self, visitproc visit, void *arg)
     Py_VISIT(self->vid);
     Py_VISIT(self->statics);
     Py_VISIT(self->dynamics);
+    Py_VISIT(self->kwnames);
+    Py_VISIT(self->names);
+    Py_VISIT(self->other);
     return 0;
 }
 
@@ -866,6 +993,9 @@ key_clear(KeyCall *self)
     Py_CLEAR(self->vid);
     Py_CLEAR(self->statics);
     Py_CLEAR(self->dynamics);
+    Py_CLEAR(self->kwnames);
+    Py_CLEAR(self->names);
+    Py_CLEAR(self->other);
     return 0;
 }
 
@@ -884,20 +1014,29 @@ key_dealloc(KeyCall *self)
 static PyObject *
 key_repr(KeyCall *self)
 {
+    if (self->kwnames != NULL) {
+        return PyUnicode_FromFormat("<jaxstatic cache hit of %zd positional arguments and keywords %R>", self->nargs,
+                                    self->kwnames);
+    }
     return PyUnicode_FromFormat("<jaxstatic cache hit of %zd positional arguments>", self->nargs);
 }
 
 static PyMemberDef key_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(KeyCall, vectorcall), READONLY, NULL},
     {"fallback", T_OBJECT, offsetof(KeyCall, fallback), READONLY, "The generated dispatcher: every other call."},
+    {"other", T_OBJECT, offsetof(KeyCall, other), READONLY, "The hit of another call shape, tried next, or None."},
+    {"nargs", T_PYSSIZET, offsetof(KeyCall, nargs), READONLY, "The shape's number of positional values."},
+    {"kwnames", T_OBJECT, offsetof(KeyCall, kwnames), READONLY, "The shape's keyword names, or None."},
     {NULL, 0, 0, 0, NULL},
 };
 
 static PyType_Slot key_slots[] = {
     {Py_tp_doc, "KeyCall(*, fallback, failed, cache, remembered, contents, nested, shallow, atomic, calls, touch,\n"
-                "        vid, nargs, statics, dynamics)\n--\n\nA cache hit of the general path, called in C."},
+                "        vid, nargs, statics, dynamics, kwnames, other)\n--\n\n"
+                "A cache hit of the general path for one call shape, called in C."},
     {Py_tp_new, key_new},
     {Py_tp_call, key_call},
+    {Py_tp_descr_get, hit_descr_get},
     {Py_tp_traverse, key_traverse},
     {Py_tp_clear, key_clear},
     {Py_tp_dealloc, key_dealloc},
@@ -910,7 +1049,7 @@ static PyType_Spec key_spec = {
     "jaxstatic._hits.KeyCall",
     sizeof(KeyCall),
     0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
     key_slots,
 };
 
@@ -922,8 +1061,8 @@ static PyType_Spec key_spec = {
    instances carry their own vectorcall slot: ``attach(function, hit)`` points it at the hit, so the call goes from
    the caller's frame to the hit with no tuple, dict or frame in between, and ``attach(function, None)`` returns the
    function to its class's ``__call__``. The class keeps that hit as ``__call__`` as well (``_core._specialize``),
-   so a call by the argument-tuple protocol (``f(*args, **kwargs)``) or through ``f.__call__`` reaches the same
-   code. */
+   so a call by the argument-tuple protocol (``f(*args, **kwargs)``), through ``f.__call__`` or through
+   ``type(f).__call__(f, ...)`` (the hit is a method descriptor: ``hit_method_call``) reaches the same code. */
 
 typedef struct {
     PyObject_HEAD
@@ -931,18 +1070,12 @@ typedef struct {
     PyObject *hit;              /* the LaneCall or KeyCall the slot forwards to, or NULL */
 } Base;
 
-/* Both hits start with PyObject_HEAD and their vectorcall function: the forwarder calls it with no lookup. */
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-} Hit;
-
 static PyObject *
 base_vectorcall(Base *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     PyObject *hit = self->hit;
     Py_INCREF(hit);  /* a miss may attach another hit (or none) while this one runs */
-    PyObject *result = ((Hit *)hit)->vectorcall(hit, args, nargsf, kwnames);
+    PyObject *result = ((Hit *)hit)->call(hit, args, nargsf, kwnames);  /* the hit proper: no function first */
     Py_DECREF(hit);
     return result;
 }
@@ -1073,8 +1206,14 @@ hits_exec(PyObject *module)
     return 0;
 }
 
+/* Not declared free-threading safe: a Counter's increment, the dicts read while a hit runs and the borrowed
+   references taken from them rely on the GIL. On a free-threaded build (3.13t), importing this module turns the
+   GIL back on (Python warns), and jaxstatic stays exact; JAXSTATIC_PURE_PYTHON=1 keeps it off. */
 static PyModuleDef_Slot hits_module_slots[] = {
     {Py_mod_exec, hits_exec},
+#ifdef Py_mod_gil
+    {Py_mod_gil, Py_MOD_GIL_USED},
+#endif
     {0, NULL},
 };
 

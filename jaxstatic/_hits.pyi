@@ -21,6 +21,7 @@ class LaneCall:
         missing: object,
     ) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, instance: object, owner: type | None = None) -> Any: ...
 
 class KeyCall:
     fallback: Callable[..., Any]
@@ -41,8 +42,14 @@ class KeyCall:
         nargs: int,
         statics: tuple[Any, ...],
         dynamics: tuple[int, ...],
+        kwnames: tuple[str, ...],
+        other: KeyCall | None,
     ) -> None: ...
+    other: KeyCall | None
+    nargs: int
+    kwnames: tuple[str, ...] | None
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, instance: object, owner: type | None = None) -> Any: ...
 
 class Base:
     """The base of jaxstatic's functions: a call goes straight to the hit ``attach`` gave it, if any."""

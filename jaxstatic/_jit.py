@@ -118,8 +118,7 @@ class JitFunction(StaticFunction[_P, _R]):
         finally:
             local.statics = outer
         if made:
-            with self._lock:
-                self._insert(key, program, slot)
+            self._add(key, program, slot)
         return plan, key, result
 
     def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered:

@@ -30,6 +30,7 @@ functions without ``*args``/``**kwargs`` (whose extras JAX could not mark static
 
 from __future__ import annotations
 
+import collections
 import functools
 import operator
 import sys
@@ -78,7 +79,8 @@ class Lane:
         layout = owner._layout()
         params = list(layout.signature.parameters.values())
         self.owner, self.general, self.switched = owner, general, False
-        self.keys: set[Any] = set()  # the keys traced: cache_info's programs (JAX's own count is per shape)
+        # The keys traced, oldest first, at most cache_size: cache_info's programs (JAX's own count is per shape)
+        self.keys: collections.OrderedDict[Any, None] = collections.OrderedDict()
         self.kept: dict[int, Any] = {}  # id -> module-level function or class the lane takes (``admits``)
         self.positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
         self.kwonly = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
@@ -103,7 +105,7 @@ class Lane:
         counts and explains them, by the same flat key."""
         owner, plan, key_of = self.owner, self.plan, self.key
         stats, call = owner._stats, _hidden.explaining(owner._fn, layout.static)
-        labels, keys = [name for name, _ in plan.statics], self.keys
+        labels = [name for name, _ in plan.statics]
 
         def body(*args: Any, **kwargs: Any) -> Any:
             if jit_disabled():
@@ -115,7 +117,7 @@ class Lane:
                 **{n: _explain.dynamic_sig(src.get(args, kwargs)) for n, src in plan.dynamics},
             }
             out = counted(stats, signature, owner._why_again(key), call, args, kwargs)
-            keys.add(key)
+            self.traced(key)
             return out
 
         body.__name__ = _options.program_name(owner._fn)
@@ -162,6 +164,7 @@ class Lane:
                 namespace = owner._namespace(plan)
                 entry = _codegen.generate(plan, namespace, owner._function, entry=True)["entry"]
                 owner._specialize(_compiled.key_call(owner, plan, entry, namespace))
+            _compiled.keyword_calls(self.owner)  # the shapes met so far: hits in C of their own
         return self.general(fn, *self.canonical(pos, kwonly, ()))
 
     # -- keys the general path meets -------------------------------------------------------------------------
@@ -216,11 +219,26 @@ class Lane:
         via_lane.lane = True  # type: ignore[attr-defined]  # not a program of its own (cache_info's currsize)
         return via_lane
 
+    def traced(self, key: Any) -> None:
+        """A key traced: listed as held, newest last. JAX's compiled-program cache holds at most ``cache_size``
+        (8192) programs, shared by every ``jax.jit`` of the process: past that many keys, the oldest traced is
+        counted as evicted (``cache_info().evictions``), as the general path counts its own; JAX may drop a program
+        sooner for another function's, and a retrace then says so."""
+        with self.owner._stats.lock:
+            self.keys[key] = None
+            self.keys.move_to_end(key)
+            while len(self.keys) > (self.owner._stats.maxsize or len(self.keys)):
+                self.keys.popitem(last=False)
+                self.owner._stats.evictions += 1
+
     def currsize(self) -> int:
-        """Programs held: the lane's (in JAX's cache) and the general path's own."""
+        """Programs held: the lane's and the general path's own, at most ``cache_size``: each is a ``jax.jit``
+        program, and JAX's cache of compiled programs holds at most that many (8192), shared by the process."""
         cache = self.owner._cache
-        own = sum(not getattr(p, "lane", False) for p in list(cache.values()))
-        return own + len(self.keys)
+        # the plain dict's values: no key is hashed, so no Python code runs and a hit's move_to_end in another
+        # thread cannot come in between (an OrderedDict's own values() looks each key up)
+        own = sum(not getattr(p, "lane", False) for p in list(dict.values(cache)))
+        return min(own + len(self.keys), self.owner._stats.maxsize or own + len(self.keys))
 
 
 _KEEPABLE: frozenset[type] = frozenset({

@@ -109,20 +109,28 @@ class IdentityMemo:
         if type(value) is dict:
             self._contents.pop(self._signature(value), None)
 
-    def clear(self) -> None:
-        self._entries.clear()
-        self._contents.clear()
-        self._nested.clear()
-        self._tuple_types.clear()
+    def clear(self) -> tuple[dict[Any, Any], ...]:
+        """Forget everything, in place (the hit in C holds these dicts); returns what was held, for the caller to
+        let go of outside its lock (a value's finalizer may call the function)."""
+        held = tuple(d.copy() for d in self.dicts)  # copied by their stored hashes: no key's __hash__ runs
+        for d in self.dicts:
+            d.clear()
         self._tuple_types[tuple] = True
+        return held
 
     def _shallow(self, t: type) -> bool:
         """A tuple type whose instances are their items and nothing else: ``tuple``, or a named tuple (no
-        ``__dict__``, no ``__eq__``/``__hash__`` of its own); decided once per type, forgotten by ``clear``."""
+        ``__dict__``, no ``__eq__``/``__hash__``/``__iter__`` of its own: what iterating it gives is what it holds,
+        in the order the hit in C reads them); decided once per type, forgotten by ``clear``, and at most
+        ``maxsize`` types kept (a named tuple type made per call is not kept alive)."""
         known = self._tuple_types.get(t)
         if known is None:
+            if len(self._tuple_types) >= self._maxsize:
+                self._tuple_types.clear()
+                self._tuple_types[tuple] = True
             known = self._tuple_types[t] = (issubclass(t, tuple) and hasattr(t, "_fields") and "__dict__" not in dir(t)
-                                            and t.__eq__ is tuple.__eq__ and t.__hash__ is tuple.__hash__)
+                                            and t.__eq__ is tuple.__eq__ and t.__hash__ is tuple.__hash__
+                                            and t.__iter__ is tuple.__iter__)
         return known
 
 

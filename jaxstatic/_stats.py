@@ -153,7 +153,9 @@ class TraceStats:
         self.label = label or function  # the report's name: the transform stack, jit(grad(loss))
         self.max_traces = max_traces
         self.maxsize = maxsize
-        self.lock = threading.Lock()  # held for bookkeeping only, never while tracing or compiling
+        # Held for bookkeeping only, never while tracing or compiling; reentrant, as signatures are compared under
+        # it (a static value's own __eq__ may call the function again).
+        self.lock = threading.RLock()
         self.calls = _compiled.counter()  # next() is atomic under the GIL: the hot path takes no lock
         self.failures = itertools.count()
         self.traces = 0
@@ -238,11 +240,13 @@ class TraceStats:
             misses = self.traces + self.builds
             return CacheInfo(max(calls - failures - misses, 0), misses, self.maxsize, self.currsize(), self.evictions)
 
-    def cleared(self) -> None:
-        """After ``clear_cache()``: the signatures held static values too, so they go with the programs."""
+    def cleared(self) -> list[Signature]:
+        """After ``clear_cache()``: the signatures held static values too, so they go with the programs (returned,
+        for the caller to let go of outside its locks: a value's finalizer may call the function)."""
         with self.lock:
-            self._history = []
+            history, self._history = self._history, []
             self._cleared = True
+            return history
 
 
 def site_of(fn: Callable[..., object]) -> str:

@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import os
 import shutil
+import sys
 import sysconfig
 from typing import Any, NamedTuple
 
@@ -208,3 +209,72 @@ def test_every_way_of_calling_reaches_the_same_hit(hit_path: str) -> None:
     assert traced == [(2, "add"), (2, "mul"), (cfg, "add")]
     assert f.cache_info().hits == 6 + 6 + 7
     assert (getattr(f, "_call_slot", None) is type(f).__call__) == (hit_path == "C hit")
+
+
+def _frames_of_ours(call: Any) -> list[str]:
+    """The Python frames of jaxstatic's generated code that ``call()`` runs."""
+    seen: list[str] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename.startswith("<jaxstatic>"):
+            seen.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+def test_statics_by_keyword_are_hits_of_the_same_programs_with_no_python_frame_in_c(hit_path: str) -> None:
+    traced: list[Any] = []
+
+    @js.jit
+    def f(x: jax.Array, y: jax.Array, s: Static[float], *, fns: Static[tuple[Any, ...]] = (), n: Static[int] = 1
+          ) -> jax.Array:
+        traced.append((s, fns, n))
+        for fn in fns:
+            x = fn(x)
+        return x * s * n + y
+
+    x, y, fns = jnp.ones(1), jnp.zeros(1), (jnp.sin, jnp.cos)
+    calls = [lambda: f(x, y, 2.5), lambda: f(x, y, s=2.5), lambda: f(x, y=y, s=2.5), lambda: f(x, y, 2.5, n=1),
+             lambda: f(x, y, s=2.5, n=1, fns=()), lambda: f(x, y, s=2.5, fns=(), n=1), lambda: f(x, y, n=1, s=2.5)]
+    for _ in range(2):
+        assert [c().tolist() for c in calls] == [[2.5]] * 7
+    assert traced == [(2.5, (), 1)] and f.cache_info().hits == 13
+    assert f(x, y, s=2.5, fns=fns, n=3).tolist() == f(x, y, 2.5, fns=fns, n=3).tolist()
+    assert len(traced) == 2
+    for c in calls[1:]:  # each keyword shape, once met: a hit in C runs no Python frame of jaxstatic's
+        assert (_frames_of_ours(c) == []) == (hit_path == "C hit")
+    with pytest.raises(js.NonArrayArgumentError, match=r"^f\(\): parameter 'y' is not Static, so its value is "
+                                                       r"traced as an array, but y is a str"):
+        f(x, y="text", s=2.5)
+    assert f.cache_info().hits == 13 + 1 + 6
+
+
+def test_keyword_only_statics_without_defaults_are_hits_in_c(hit_path: str) -> None:
+    """No positional call can be specialized (every static is keyword-only and required): the keyword shapes still
+    get their hits in C, and every other call its meaning."""
+    traced: list[Any] = []
+
+    @js.jit
+    def f(x: jax.Array, *, n: Static[int], mode: Static[str], fns: Static[tuple[Any, ...]]) -> jax.Array:
+        traced.append((n, mode))
+        for fn in fns:
+            x = fn(x)
+        return x * n if mode == "train" else x
+
+    x, fns = jnp.zeros(1), (jnp.cos,)
+    for _ in range(2):
+        assert f(x, n=3, mode="train", fns=fns).tolist() == [3.0]
+    assert (_frames_of_ours(lambda: f(x, n=3, mode="train", fns=fns)) == []) == (hit_path == "C hit")
+    for _ in range(2):
+        assert f(x, mode="eval", n=3, fns=fns).tolist() == [1.0]
+    assert f.cache_info().hits == 3 and len(traced) == 2
+    assert (_frames_of_ours(lambda: f(x, mode="eval", n=3, fns=fns)) == []) == (hit_path == "C hit")
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'fns'"):
+        f(x, n=3, mode="train")
+    assert type(f).__call__(f, x, n=3, mode="train", fns=fns).tolist() == [3.0]
+    assert f.cache_info().hits == 5 and len(traced) == 2

@@ -331,3 +331,22 @@ def test_concurrent_hits_are_counted_exactly(hit_path: str) -> None:
     run_together(calls)
     assert g.trace_count == 2
     assert g.cache_info().hits == 799
+
+
+def test_cache_info_on_the_lane_never_counts_more_programs_than_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lane's programs are held by JAX's cache, whose bound (8192 programs) is the lane's ``maxsize``: past it, the
+    oldest keys traced are counted as evicted, never held above the bound (a smaller bound here, as JAX's)."""
+    from jaxstatic import _options
+
+    monkeypatch.setattr(_options, "JAX_JIT_CACHE_SIZE", 4)
+
+    @js.jit(cache_size=4)
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    x = jnp.ones(1)
+    for n in range(6):
+        f(x, n)
+    f(x, 5)
+    assert _on_lane(f) == _compat.LANE
+    assert f.cache_info() == js.CacheInfo(hits=1, misses=6, maxsize=4, currsize=4, evictions=2)
