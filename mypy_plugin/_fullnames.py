@@ -114,6 +114,11 @@ SLICE: Final = "builtins.slice"
 """jaxstatic keys a slice by ``(start, stop, step)`` on every Python; plain ``hash()`` of one works from Python 3.12
 only, and code checked for one version often runs on the next: judged by its parts under both rules."""
 
+EQ_WITHOUT_HASH: Final = frozenset({"typing.Mapping", "typing.AbstractSet"})
+"""Abstract classes that define ``__eq__`` and not ``__hash__``, so Python sets their ``__hash__`` to None (the stubs
+do not say so): a concrete subclass that defines no ``__hash__`` (``UserDict``) is not hashable. Abstract ones
+(a parameter declared ``Mapping``) may hold a hashable subclass: unsure, silent."""
+
 HASH_BY_ITEMS: Final = frozenset({"builtins.tuple", "builtins.frozenset"})
 """Hashable builtin containers whose hash needs hashable items."""
 
