@@ -206,8 +206,10 @@ class JaxstaticPlugin(Plugin):
                 _argnames.check_jax_jit_decorator(ctx.api, context)
             elif isinstance(context, CallExpr):
                 bound = _calls.as_callable(ctx.type)
-                if bound is not None and _calls.has_static(bound):
+                static_checked = bound is not None and _calls.has_static(bound)
+                if bound is not None and static_checked:
                     _calls.check_call(ctx.api, bound, context)
+                _plain_jit.check(ctx.api, ctx.type, context, static_checked=static_checked)
         elif isinstance(context, CallExpr):
             static_checked = False
             if isinstance(sig, CallableType) and _calls.has_static(sig):
@@ -285,7 +287,13 @@ class JaxstaticPlugin(Plugin):
         return ctx.default_return_type
 
     def _partial(self, ctx: FunctionContext) -> Type:
-        return _spellings.partial_decorator(ctx) or self._next_function_result(FUNCTOOLS_PARTIAL, ctx)
+        decorator = _spellings.partial_decorator(ctx)
+        if decorator is not None:
+            return decorator
+        returned = self._next_function_result(FUNCTOOLS_PARTIAL, _spellings.bind_through(ctx))
+        if not isinstance(ctx.context, CallExpr) or not ctx.arg_types or len(ctx.arg_types[0]) != 1:
+            return returned
+        return _plain_jit.mark_partial(ctx.api, ctx.context, ctx.arg_types[0][0], returned) or returned
 
     def _super_call(self, fullname: str, ctx: FunctionContext) -> Type:
         call = ctx.context
