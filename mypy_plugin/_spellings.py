@@ -15,12 +15,20 @@ from __future__ import annotations
 
 from mypy.nodes import ARG_NAMED, ARG_POS, CallExpr, Expression, RefExpr, Var
 from mypy.plugin import FunctionContext
-from mypy.types import CallableType, Instance, NoneType, Overloaded, ProperType, Type, get_proper_type
+from mypy.types import (
+    CallableType,
+    Instance,
+    NoneType,
+    Overloaded,
+    ProperType,
+    Type,
+    get_proper_type,
+)
 
 from ._fullnames import (
     FUNCTOOLS_PARTIAL,
-    PARTIAL_ATTR,
     JAXSTATIC_TRANSFORMS,
+    PARTIAL_ATTR,
     TRANSFORM_DECORATORS,
     TRANSFORM_WRAPPERS,
 )
