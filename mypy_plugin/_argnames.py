@@ -32,7 +32,7 @@ from mypy.nodes import (
     TypeAlias,
     UnaryExpr,
 )
-from mypy.plugin import CheckerPluginInterface, FunctionContext
+from mypy.plugin import CheckerPluginInterface, FunctionContext, MethodContext
 from mypy.types import (
     CallableType,
     Instance,
@@ -48,7 +48,14 @@ from . import _messages
 from ._calls import as_callable, expression_type
 from ._chain import report
 from ._errorcodes import ARGNAMES, UNHASHABLE
-from ._fullnames import FUNCTOOLS_PARTIAL, JAX_JIT, STATIC_ALIAS, STATIC_ARGNAMES, STATIC_ARGNUMS
+from ._fullnames import (
+    FUNCTOOLS_PARTIAL,
+    JAX_JIT,
+    JAX_STATIC_OPTIONS,
+    STATIC_ALIAS,
+    STATIC_ARGNAMES,
+    STATIC_ARGNUMS,
+)
 from ._hashability import judge
 from ._markers import is_static
 from ._spellings import transform_of
@@ -85,6 +92,18 @@ def check_jax_jit_decorator(api: CheckerPluginInterface, dec: Decorator) -> None
             _check_jax(api, original, options)
 
 
+def check_jax_applied(
+    api: CheckerPluginInterface, ctx: FunctionContext | MethodContext, options: CallExpr | None
+) -> None:
+    """``jax.jit(static_argnames=...)(f)``, ``partial(jax.jit, static_argnames=...)(f)``: checked as
+    ``jax.jit(f, static_argnames=...)`` is."""
+    if options is None or not ctx.arg_types or not ctx.arg_types[0] or not ctx.args[0]:
+        return
+    fun = as_callable(ctx.arg_types[0][0])
+    if fun is not None and not fun.is_ellipsis_args and isinstance(api, TypeChecker):
+        _check_jax(api, fun, options, ctx.args[0][0])
+
+
 def options_of(context: object, *, through_partial: bool) -> CallExpr | None:
     """The call holding ``jax.jit``'s options when a function is being jitted in ``context``: the decorator
     ``@jax.jit(...)``/``@partial(jax.jit, ...)``, or the callee of ``jax.jit(...)(f)``/``partial(jax.jit, ...)(f)``."""
@@ -95,7 +114,7 @@ def options_of(context: object, *, through_partial: bool) -> CallExpr | None:
     else:
         return None
     for d in candidates:
-        if through_partial and refers_to(d, {FUNCTOOLS_PARTIAL}) and d.args and refers_to(d.args[0], JAX_JIT):
+        if through_partial and refers_to(d, {FUNCTOOLS_PARTIAL}) and d.args and refers_to(d.args[0], JAX_STATIC_OPTIONS):
             return d
         if not through_partial and refers_to(d, JAX_JIT) and ARG_POS not in d.arg_kinds:
             return d

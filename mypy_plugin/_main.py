@@ -33,6 +33,7 @@ from ._fullnames import (
     DATACLASS_DECORATORS,
     FUNCTOOLS_PARTIAL,
     JAX_JIT,
+    JAX_STATIC_OPTIONS,
     JAX_JIT_DECORATOR,
     JAX_STUB_CALLS,
     JAX_WRAPPED_CALLS,
@@ -187,7 +188,7 @@ class JaxstaticPlugin(Plugin):
             _calls.check_call(ctx.api, sig, call)
         elif fullname == FUNCTOOLS_PARTIAL:
             _calls.check_partial_creation(ctx.api, call)
-        elif fullname in JAX_JIT and isinstance(sig, CallableType):
+        elif fullname in JAX_STATIC_OPTIONS and isinstance(sig, CallableType):
             _argnames.check_jax_jit_call(ctx.api, sig, call)
         return sig
 
@@ -233,6 +234,10 @@ class JaxstaticPlugin(Plugin):
         if not ctx.arg_types or not ctx.arg_types[0]:
             return returned
         options = _argnames.options_of(ctx.context, through_partial=_JIT_APPLIED_BY_METHOD[fullname])
+        if isinstance(ctx.context, CallExpr):
+            _argnames.check_jax_applied(ctx.api, ctx, options)
+        elif isinstance(ctx.context, Decorator) and not _JIT_APPLIED_BY_METHOD[fullname]:
+            _argnames.check_jax_jit_decorator(ctx.api, ctx.context)  # the stubs' ``@jax.jit(static_argnames=...)``
         return _plain_jit.mark(ctx.api, returned, ctx.arg_types[0][0], options) or returned
 
     # --- type checking: transforms applied to functions --------------------------------------------------------
@@ -250,7 +255,7 @@ class JaxstaticPlugin(Plugin):
     def _function_hook(self, fullname: str) -> _FunctionHook | None:
         if fullname in JAXSTATIC_TRANSFORMS or fullname in TRANSFORM_DECORATORS:
             return partial(self._transform, fullname)
-        if fullname in JAX_JIT or fullname == JAX_JIT_DECORATOR:
+        if fullname in JAX_STATIC_OPTIONS or fullname == JAX_JIT_DECORATOR:
             return partial(self._jax_jit, fullname)
         if fullname == FUNCTOOLS_PARTIAL:
             return self._partial
@@ -318,6 +323,8 @@ class JaxstaticPlugin(Plugin):
             if isinstance(ctx.context, Decorator):
                 _argnames.check_jax_jit_decorator(ctx.api, ctx.context)
             options = _argnames.options_of(ctx.context, through_partial=False)
+            if isinstance(ctx.context, CallExpr):  # ``jax.jit(static_argnames=...)(f)``
+                _argnames.check_jax_applied(ctx.api, ctx, options)
         elif not ctx.arg_types or not ctx.arg_types[0]:
             named = _decorators.named_decorator(ctx.default_return_type, JAX_JIT_DECORATOR)
             if named is not None:

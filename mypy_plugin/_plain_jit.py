@@ -39,13 +39,15 @@ from mypy.plugin import CheckerPluginInterface
 from mypy.types import CallableType, Instance, LiteralType, TupleType, Type, get_proper_type
 
 from . import _messages
-from ._argnames import resolve_quietly
+from ._argnames import refers_to, resolve_quietly
 from ._calls import as_callable, callee_name, has_static, map_arguments, value_reason
 from ._chain import report
 from ._compat import EXTRA_ATTRS_CACHED
 from ._errorcodes import UNHASHABLE
 from ._fullnames import (
     JIT_WRAPPED,
+    JAX_PMAP,
+    PLAIN_STATIC_BY,
     PLAIN_STATIC_FUN,
     PLAIN_STATIC_MODULE,
     PLAIN_STATIC_NAMES,
@@ -71,6 +73,8 @@ def mark(api: CheckerPluginInterface, returned: Type, fun_type: Type, options: C
     str_type = api.named_generic_type("builtins.str", [])
     held = TupleType([LiteralType(n, str_type) for n in names], api.named_generic_type("builtins.tuple", [str_type]))
     marked = ret.copy_with_extra_attr(PLAIN_STATIC_NAMES, held).copy_with_extra_attr(PLAIN_STATIC_FUN, fun)
+    by = "jax.pmap" if refers_to(options, JAX_PMAP) or (options.args and refers_to(options.args[0], JAX_PMAP)) else ""
+    marked = marked.copy_with_extra_attr(PLAIN_STATIC_BY, LiteralType(by or "jax.jit", str_type))
     return marked.copy_with_extra_attr(PLAIN_STATIC_MODULE, LiteralType(api.tree.fullname, str_type))
 
 
@@ -92,11 +96,11 @@ def check(api: CheckerPluginInterface, receiver: Type, call: CallExpr, *, static
     marked = _marked(attrs)
     if marked is None:
         return
-    fun, names = marked
+    fun, _ = marked
     args, kinds, arg_names = call.args, call.arg_kinds, call.arg_names
     if isinstance(bound, Expression):  # ``model.step(x, cfg)``: jax passes ``model`` first, as a method gets it
         args, kinds, arg_names = [bound, *args], [ARG_POS, *kinds], [None, *arg_names]
-    _check_values(api, fun, names, _Arguments(args, kinds, arg_names), callee_name(call, fun), static_checked)
+    _check_values(api, attrs, _Arguments(args, kinds, arg_names), callee_name(call, fun), static_checked)
 
 
 def mark_partial(api: CheckerPluginInterface, call: CallExpr, bound_from: Type, returned: Type) -> Type | None:
@@ -111,17 +115,17 @@ def mark_partial(api: CheckerPluginInterface, call: CallExpr, bound_from: Type, 
     marked = _marked(attrs)
     if marked is None:
         return None
-    fun, names = marked
+    fun, _ = marked
     bound = _Arguments(call.args[1:], call.arg_kinds[1:], call.arg_names[1:])
     through = as_callable(source)  # with the stubs: Static parameters there were judged by jaxstatic's rule
-    _check_values(api, fun, names, bound, callee_name(call, fun), through is not None and has_static(through))
+    _check_values(api, attrs, bound, callee_name(call, fun), through is not None and has_static(through))
     left = _left_to_bind(fun, bound)
     if left is None:
         return None
-    ret = ret.copy_with_extra_attr(PLAIN_STATIC_NAMES, attrs[PLAIN_STATIC_NAMES])
-    return ret.copy_with_extra_attr(PLAIN_STATIC_MODULE, attrs[PLAIN_STATIC_MODULE]).copy_with_extra_attr(
-        PLAIN_STATIC_FUN, left
-    )
+    for key in (PLAIN_STATIC_NAMES, PLAIN_STATIC_MODULE, PLAIN_STATIC_BY):
+        if key in attrs:
+            ret = ret.copy_with_extra_attr(key, attrs[key])
+    return ret.copy_with_extra_attr(PLAIN_STATIC_FUN, left)
 
 
 class _Arguments(NamedTuple):
@@ -160,13 +164,14 @@ def _left_to_bind(fun: CallableType, bound: _Arguments) -> CallableType | None:
 
 
 def _check_values(
-    api: TypeChecker,
-    fun: CallableType,
-    names: set[str],
-    given: _Arguments,
-    callee: str,
-    static_checked: bool,
+    api: TypeChecker, attrs: dict[str, Type], given: _Arguments, callee: str, static_checked: bool
 ) -> None:
+    marked = _marked(attrs)
+    if marked is None:
+        return
+    fun, names = marked
+    by = get_proper_type(attrs.get(PLAIN_STATIC_BY))
+    transform = by.value if isinstance(by, LiteralType) and isinstance(by.value, str) else "jax.jit"
     args, kinds = given.exprs, given.kinds
     formal_to_actual = map_arguments(fun, kinds, given.names) or []
     if sum(map(len, formal_to_actual)) != len(args):
@@ -183,7 +188,7 @@ def _check_values(
                 continue  # said by the call-site check
             reason = value_reason(api, arg, declared, freeze=False)
             if reason is not None:
-                message = _messages.not_hashable_value(str(fun.arg_names[formal]), callee, reason)
+                message = _messages.not_hashable_value(str(fun.arg_names[formal]), callee, reason, transform)
                 report(api, message, arg, UNHASHABLE)
 
 
