@@ -45,8 +45,8 @@ from ._chain import report
 from ._compat import EXTRA_ATTRS_CACHED
 from ._errorcodes import UNHASHABLE
 from ._fullnames import (
-    JIT_WRAPPED,
     JAX_PMAP,
+    JIT_WRAPPED,
     PLAIN_STATIC_BY,
     PLAIN_STATIC_FUN,
     PLAIN_STATIC_MODULE,
