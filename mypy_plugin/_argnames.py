@@ -136,21 +136,24 @@ def _check_jax(
 
 
 def mark_static(ctx: FunctionContext, options: CallExpr | None, returned: Type) -> Type | None:
-    """``returned`` with the parameters named in ``options`` marked ``Static`` in its ``ParamSpec`` arguments;
-    ``None`` when nothing changes."""
+    """``returned`` with the parameters named in ``options`` (and a generic function's ``Static`` ones) marked
+    ``Static`` in its ``ParamSpec`` arguments; ``None`` when nothing changes."""
     api = ctx.api
-    if options is None or not ctx.arg_types or not ctx.arg_types[0] or not isinstance(api, TypeChecker):
+    if not ctx.arg_types or not ctx.arg_types[0] or not isinstance(api, TypeChecker):
         return None
     fun = as_callable(ctx.arg_types[0][0])
     if fun is None or fun.is_ellipsis_args:
         return None
-    written = ctx.args[0][0] if ctx.args[0] else None
-    indices = {index for index, _ in _resolve(api, fun, options, lenient=False, written=written)}
+    # A generic function's ``Static[T]`` loses its mark when mypy binds the ``ParamSpec`` (``T`` is solved against
+    # the wrapper's own type variables): marked again, so its call sites judge the value given.
+    names = {n for n, t in zip(fun.arg_names, fun.arg_types) if is_static(t)} if fun.variables else set()
+    if options is not None:
+        written = ctx.args[0][0] if ctx.args[0] else None
+        names |= {fun.arg_names[i] for i, _ in _resolve(api, fun, options, lenient=False, written=written)}
     alias = _static_alias(api)
     ret = get_proper_type(returned)
-    if not indices or alias is None or not isinstance(ret, Instance):
+    if not names or alias is None or not isinstance(ret, Instance):
         return None
-    names = {fun.arg_names[i] for i in indices}
     args = [_mark(a, names, alias) for a in ret.args]
     return ret.copy_modified(args=args)
 

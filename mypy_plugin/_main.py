@@ -43,6 +43,7 @@ from ._fullnames import (
     PYTREE_DATACLASS,
     STATIC_ALIAS,
     TRANSFORM_DECORATORS,
+    TRANSFORM_WRAPPERS,
 )
 from ._hashability import is_pytree_dataclass, record_dataclass, record_hash_none
 
@@ -95,6 +96,7 @@ class JaxstaticPlugin(Plugin):
         # names not resolved yet): those are looked up every time.
         self._function_hooks: dict[str, _FunctionHook | None] = {}
         self._changeable_names: set[str] = set()
+        self._wrapper_calls = frozenset(f"{wrapper}.__call__" for wrapper in TRANSFORM_WRAPPERS)
         self._mro_hooks_after: bool | None = None  # whether the plugins after us have any (the chain is fixed)
         # The hooks the plugins after us would give (called through the instance: they override these).
         self._next_function_sig = NextHooks[_SigHook](
@@ -211,6 +213,8 @@ class JaxstaticPlugin(Plugin):
                     _calls.check_call(ctx.api, bound, context)
                 _plain_jit.check(ctx.api, ctx.type, context, static_checked=static_checked)
         elif isinstance(context, CallExpr):
+            if fullname in self._wrapper_calls and isinstance(sig, CallableType):
+                sig = _calls.named_after_callee(sig, context)
             static_checked = False
             if isinstance(sig, CallableType) and _calls.has_static(sig):
                 static_checked = True
