@@ -47,7 +47,7 @@ from ._fullnames import (
 )
 from ._hashability import is_pytree_dataclass, record_dataclass, record_hash_none
 
-RULES_VERSION: Final = "3"
+RULES_VERSION: Final = "4"
 """Bump when a rule changes: mypy then rechecks every module instead of replaying cached results."""
 
 
