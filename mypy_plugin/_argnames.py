@@ -32,7 +32,7 @@ from mypy.nodes import (
     TypeAlias,
     UnaryExpr,
 )
-from mypy.plugin import CheckerPluginInterface, FunctionContext
+from mypy.plugin import CheckerPluginInterface, FunctionContext, MethodContext
 from mypy.types import (
     CallableType,
     Instance,
@@ -48,7 +48,14 @@ from . import _messages
 from ._calls import as_callable, expression_type
 from ._chain import report
 from ._errorcodes import ARGNAMES, UNHASHABLE
-from ._fullnames import FUNCTOOLS_PARTIAL, JAX_JIT, STATIC_ALIAS, STATIC_ARGNAMES, STATIC_ARGNUMS
+from ._fullnames import (
+    FUNCTOOLS_PARTIAL,
+    JAX_JIT,
+    JAX_STATIC_OPTIONS,
+    STATIC_ALIAS,
+    STATIC_ARGNAMES,
+    STATIC_ARGNUMS,
+)
 from ._hashability import judge
 from ._markers import is_static
 from ._spellings import transform_of
@@ -85,6 +92,18 @@ def check_jax_jit_decorator(api: CheckerPluginInterface, dec: Decorator) -> None
             _check_jax(api, original, options)
 
 
+def check_jax_applied(
+    api: CheckerPluginInterface, ctx: FunctionContext | MethodContext, options: CallExpr | None
+) -> None:
+    """``jax.jit(static_argnames=...)(f)``, ``partial(jax.jit, static_argnames=...)(f)``: checked as
+    ``jax.jit(f, static_argnames=...)`` is."""
+    if options is None or not ctx.arg_types or not ctx.arg_types[0] or not ctx.args[0]:
+        return
+    fun = as_callable(ctx.arg_types[0][0])
+    if fun is not None and not fun.is_ellipsis_args and isinstance(api, TypeChecker):
+        _check_jax(api, fun, options, ctx.args[0][0])
+
+
 def options_of(context: object, *, through_partial: bool) -> CallExpr | None:
     """The call holding ``jax.jit``'s options when a function is being jitted in ``context``: the decorator
     ``@jax.jit(...)``/``@partial(jax.jit, ...)``, or the callee of ``jax.jit(...)(f)``/``partial(jax.jit, ...)(f)``."""
@@ -95,7 +114,7 @@ def options_of(context: object, *, through_partial: bool) -> CallExpr | None:
     else:
         return None
     for d in candidates:
-        if through_partial and refers_to(d, {FUNCTOOLS_PARTIAL}) and d.args and refers_to(d.args[0], JAX_JIT):
+        if through_partial and refers_to(d, {FUNCTOOLS_PARTIAL}) and d.args and refers_to(d.args[0], JAX_STATIC_OPTIONS):
             return d
         if not through_partial and refers_to(d, JAX_JIT) and ARG_POS not in d.arg_kinds:
             return d
@@ -117,21 +136,24 @@ def _check_jax(
 
 
 def mark_static(ctx: FunctionContext, options: CallExpr | None, returned: Type) -> Type | None:
-    """``returned`` with the parameters named in ``options`` marked ``Static`` in its ``ParamSpec`` arguments;
-    ``None`` when nothing changes."""
+    """``returned`` with the parameters named in ``options`` (and a generic function's ``Static`` ones) marked
+    ``Static`` in its ``ParamSpec`` arguments; ``None`` when nothing changes."""
     api = ctx.api
-    if options is None or not ctx.arg_types or not ctx.arg_types[0] or not isinstance(api, TypeChecker):
+    if not ctx.arg_types or not ctx.arg_types[0] or not isinstance(api, TypeChecker):
         return None
     fun = as_callable(ctx.arg_types[0][0])
     if fun is None or fun.is_ellipsis_args:
         return None
-    written = ctx.args[0][0] if ctx.args[0] else None
-    indices = {index for index, _ in _resolve(api, fun, options, lenient=False, written=written)}
+    # A generic function's ``Static[T]`` loses its mark when mypy binds the ``ParamSpec`` (``T`` is solved against
+    # the wrapper's own type variables): marked again, so its call sites judge the value given.
+    names = {n for n, t in zip(fun.arg_names, fun.arg_types) if is_static(t)} if fun.variables else set()
+    if options is not None:
+        written = ctx.args[0][0] if ctx.args[0] else None
+        names |= {fun.arg_names[i] for i, _ in _resolve(api, fun, options, lenient=False, written=written)}
     alias = _static_alias(api)
     ret = get_proper_type(returned)
-    if not indices or alias is None or not isinstance(ret, Instance):
+    if not names or alias is None or not isinstance(ret, Instance):
         return None
-    names = {fun.arg_names[i] for i in indices}
     args = [_mark(a, names, alias) for a in ret.args]
     return ret.copy_modified(args=args)
 

@@ -59,6 +59,7 @@ __all__ = [
     "expression_type",
     "has_static",
     "map_arguments",
+    "named_after_callee",
     "value_reason",
 ]
 
@@ -225,6 +226,14 @@ def callee_name(call: CallExpr, sig: CallableType) -> str:
     if isinstance(callee, (NameExpr, MemberExpr, SuperExpr)):
         return callee.name
     return (sig.name or "function").split(" of ")[0]
+
+
+def named_after_callee(sig: CallableType, call: CallExpr) -> CallableType:
+    """A transform's wrapper called (``step(x, n)``, ``jit(f)(x, n)``): mypy names the signature after the method it
+    calls (``"__call__" of "StaticFunction"``) in its own errors; named after the function written instead, as a
+    plain call of that function would be (``Argument 2 to "step"``)."""
+    name = callee_name(call, sig)
+    return sig if name.startswith("__call__") else sig.copy_modified(name=name)
 
 
 def map_arguments(

@@ -71,18 +71,25 @@ shape (mypy drops the name the plugin gives it when it infers the variable's typ
 
 JAX_JIT: Final = frozenset({"jax._src.api.jit", "jax.jit"})
 """``jax.jit`` as jax defines it, and as the jax stubs in ``typeshed_stubs/`` define it."""
+JAX_PMAP: Final = frozenset({"jax._src.pmap.pmap", "jax._src.api.pmap", "jax.pmap"})
+"""``jax.pmap``, whose ``static_broadcasted_argnums`` are static as jit's ``static_argnums`` are (jax defines it
+in ``jax._src.api`` before 0.7)."""
+JAX_STATIC_OPTIONS: Final = JAX_JIT | JAX_PMAP
+"""Plain JAX transforms that make the parameters their options name static: hashed as they are."""
 
 JAX_STUB_CALLS: Final = frozenset({"jax._JitWrapped.__call__", "jax._PmapWrapped.__call__"})
 """Calls of jitted/pmapped functions when the jax stubs are in use: they carry the wrapped parameters."""
 JAX_WRAPPED_CALLS: Final = frozenset({"jax._src.stages.Wrapped.__call__", "jax._src.pjit.JitWrapped.__call__"})
 """Calls of jitted functions typed by jax itself (``*args, **kwargs``): checked when ``jax.jit`` made some static."""
-JIT_WRAPPED: Final = frozenset({"jax._src.pjit.JitWrapped", "jax._JitWrapped"})
-"""The type ``jax.jit`` returns, as jax defines it and as the stubs do."""
+JIT_WRAPPED: Final = frozenset({"jax._src.pjit.JitWrapped", "jax._JitWrapped", "jax._PmapWrapped"})
+"""The type ``jax.jit`` returns, as jax defines it and as the stubs do (and ``jax.pmap``, as the stubs do: jax's
+own returns ``Any``)."""
 PLAIN_STATIC_NAMES: Final = "__jaxstatic_static_argnames"
 PLAIN_STATIC_FUN: Final = "__jaxstatic_static_fun"
 PLAIN_STATIC_MODULE: Final = "__jaxstatic_static_module"
+PLAIN_STATIC_BY: Final = "__jaxstatic_static_by"
 """Where a jitted function's type keeps the parameters ``jax.jit`` made static, the function they belong to and
-the module that applied ``jax.jit`` (``Instance.extra_attrs``, serialized with the type from mypy 1.18)."""
+the module that applied ``jax.jit``, and which transform did (``jax.jit``, ``jax.pmap``) (``Instance.extra_attrs``, serialized with the type from mypy 1.18)."""
 JAX_JIT_DECORATOR: Final = "jax.jit(...)"
 """Name given to the decorator ``jax.jit(static_argnames=...)`` returns, so the plugin sees it applied."""
 
@@ -114,6 +121,11 @@ SLICE: Final = "builtins.slice"
 """jaxstatic keys a slice by ``(start, stop, step)`` on every Python; plain ``hash()`` of one works from Python 3.12
 only, and code checked for one version often runs on the next: judged by its parts under both rules."""
 
+EQ_WITHOUT_HASH: Final = frozenset({"typing.Mapping", "typing.AbstractSet"})
+"""Abstract classes that define ``__eq__`` and not ``__hash__``, so Python sets their ``__hash__`` to None (the stubs
+do not say so): a concrete subclass that defines no ``__hash__`` (``UserDict``) is not hashable. Abstract ones
+(a parameter declared ``Mapping``) may hold a hashable subclass: unsure, silent."""
+
 HASH_BY_ITEMS: Final = frozenset({"builtins.tuple", "builtins.frozenset"})
 """Hashable builtin containers whose hash needs hashable items."""
 
@@ -131,5 +143,5 @@ DATACLASS_REPLACE: Final = "dataclasses.replace"
 """Runs ``__init__`` again: the new values of Static fields are judged as at construction."""
 
 CHECKED_ANYWAY: Final = (
-    frozenset({FUNCTOOLS_PARTIAL, PARTIAL_CALL, DATACLASS_REPLACE}) | JAX_JIT | JAX_STUB_CALLS | JAX_WRAPPED_CALLS
+    frozenset({FUNCTOOLS_PARTIAL, PARTIAL_CALL, DATACLASS_REPLACE}) | JAX_STATIC_OPTIONS | JAX_STUB_CALLS | JAX_WRAPPED_CALLS
 )

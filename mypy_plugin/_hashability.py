@@ -1,7 +1,8 @@
 """The static-hashable rule, judged over mypy types.
 
 A value may be static when it is hashable, or when it is a builtin ``dict``, ``list``, ``tuple``, ``set`` or
-``frozenset`` whose keys and items are static; arrays never are. ``judge`` returns why a type breaks the rule, or
+``frozenset`` (or a subclass that keeps its base's hash: ``OrderedDict``, ``Counter``, ``class Registry(dict)``,
+named tuples) whose keys and items are static; arrays never are. ``judge`` returns why a type breaks the rule, or
 ``None`` when it keeps it *or when the type cannot tell* (``Any``, type variables without a bound, protocols):
 a false error costs users more than a missed one. For the same reason a union is rejected only when none of its
 members could be static.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from mypy.maptype import map_instance_to_supertype
 from mypy.nodes import (
     MDEF,
     AssignmentStmt,
@@ -47,7 +49,14 @@ from mypy.types import (
     get_proper_type,
 )
 
-from ._fullnames import ARRAY_TYPES, FREEZABLE_CONTAINERS, HASH_BY_FIELDS, HASH_BY_ITEMS, SLICE
+from ._fullnames import (
+    ARRAY_TYPES,
+    EQ_WITHOUT_HASH,
+    FREEZABLE_CONTAINERS,
+    HASH_BY_FIELDS,
+    HASH_BY_ITEMS,
+    SLICE,
+)
 from ._markers import is_static
 from ._messages import DynamicPytree, dynamic_pytree
 
@@ -153,21 +162,48 @@ def _judge_instance(
         return _first(list(t.args), freeze, depth, seen, deps)
     if info.fullname in HASH_BY_ITEMS or info.fullname == SLICE:
         return _first(list(t.args), freeze, depth, seen, deps)
-    if info.fullname == "builtins.object" or info.fullname in seen:
+    key = _seen_key(t)
+    if info.fullname == "builtins.object" or key in seen:
         return None
     mode, where = hash_mode(info, deps)
+    container = _container_base(info, mode, where, freeze)
+    if container is not None and info.tuple_type is None:
+        # A subclass of a builtin container that keeps its hash (``OrderedDict``, ``class Registry(dict)``): the
+        # runtime freezes it like its base, keeping the class in the key.
+        items = map_instance_to_supertype(t, container).args
+        return _first(list(items), freeze, depth, seen | {key}, deps)
     if mode == NONE:
         if where is not None and _recorded(where) == NONE:
             return f'"{info.name}" is a dataclass with eq=True, frozen=False'
         return f'"{info.name}" sets __hash__ to None'
     if mode == FIELDS:
-        return _judge_fields(t, depth, seen | {info.fullname}, deps)
+        return _judge_fields(t, depth, seen | {key}, deps)
     if mode == PYTREE:
-        return _judge_pytree(t, depth, seen | {info.fullname}, deps)
+        return _judge_pytree(t, depth, seen | {key}, deps)
     if info.tuple_type is not None:
         # A named tuple subclass seen as an instance: judge its items like a tuple.
-        return _judge(info.tuple_type, freeze, depth + 1, seen | {info.fullname}, deps)
+        return _judge(info.tuple_type, freeze, depth + 1, seen | {key}, deps)
     return None
+
+
+def _seen_key(t: Instance) -> str:
+    """What a class being judged is known by on the way down: a generic one with its arguments, since
+    ``Box[Box[Array]]`` holds a ``Box[Array]``, which must be judged too (depth bounds a growing recursion)."""
+    return str(t) if t.args else t.type.fullname
+
+
+def _container_base(info: TypeInfo, mode: str, where: TypeInfo | None, freeze: bool) -> TypeInfo | None:
+    """The builtin container ``info`` subclasses, when the runtime treats its instances as that container: the
+    hash is the container's own (``None`` for ``dict``/``list``/``set``, frozen under jaxstatic's rule; the items'
+    for ``tuple``/``frozenset``), not one the subclass defines. ``None`` for the builtins themselves."""
+    if info.fullname in FREEZABLE_CONTAINERS or where is None:
+        return None
+    base = next((b for b in info.mro[1:] if b.fullname in FREEZABLE_CONTAINERS), None)
+    if base is None:
+        return None
+    if mode == NONE and freeze:
+        return base
+    return base if where is base and base.fullname in HASH_BY_ITEMS else None
 
 
 def hash_mode(info: TypeInfo, deps: set[str]) -> tuple[str, TypeInfo | None]:
@@ -179,6 +215,8 @@ def hash_mode(info: TypeInfo, deps: set[str]) -> tuple[str, TypeInfo | None]:
         own = _own_hash(base)
         if own is not None:
             return own, base
+        if base.fullname in EQ_WITHOUT_HASH and not info.is_abstract:
+            return NONE, base  # a concrete ``UserDict``: Python set ``Mapping.__hash__`` to None (``__eq__``)
         recorded = _recorded(base)
         if recorded is not None and recorded != INHERIT:
             return recorded, base
@@ -239,8 +277,8 @@ def _judge_child(typ: Type, depth: int, seen: frozenset[str], deps: set[str]) ->
     another ``jaxstatic.dataclass``, frozen or not) by its own children and static fields, whatever its own
     ``__hash__`` says; builtin containers are pytree nodes (judged as frozen); anything else is a leaf."""
     p = get_proper_type(typ)
-    if isinstance(p, Instance) and p.type.fullname not in seen and _is_pytree_class(p.type):
-        return _judge_pytree(p, depth, seen | {p.type.fullname}, deps)
+    if isinstance(p, Instance) and _seen_key(p) not in seen and _is_pytree_class(p.type):
+        return _judge_pytree(p, depth, seen | {_seen_key(p)}, deps)
     return _judge(typ, True, depth, seen, deps)
 
 

@@ -32,8 +32,8 @@ from ._fullnames import (
     CHECKED_ANYWAY,
     DATACLASS_DECORATORS,
     FUNCTOOLS_PARTIAL,
-    JAX_JIT,
     JAX_JIT_DECORATOR,
+    JAX_STATIC_OPTIONS,
     JAX_STUB_CALLS,
     JAX_WRAPPED_CALLS,
     JAXSTATIC_TRANSFORMS,
@@ -43,10 +43,11 @@ from ._fullnames import (
     PYTREE_DATACLASS,
     STATIC_ALIAS,
     TRANSFORM_DECORATORS,
+    TRANSFORM_WRAPPERS,
 )
 from ._hashability import is_pytree_dataclass, record_dataclass, record_hash_none
 
-RULES_VERSION: Final = "3"
+RULES_VERSION: Final = "4"
 """Bump when a rule changes: mypy then rechecks every module instead of replaying cached results."""
 
 
@@ -95,6 +96,7 @@ class JaxstaticPlugin(Plugin):
         # names not resolved yet): those are looked up every time.
         self._function_hooks: dict[str, _FunctionHook | None] = {}
         self._changeable_names: set[str] = set()
+        self._wrapper_calls = frozenset(f"{wrapper}.__call__" for wrapper in TRANSFORM_WRAPPERS)
         self._mro_hooks_after: bool | None = None  # whether the plugins after us have any (the chain is fixed)
         # The hooks the plugins after us would give (called through the instance: they override these).
         self._next_function_sig = NextHooks[_SigHook](
@@ -187,7 +189,7 @@ class JaxstaticPlugin(Plugin):
             _calls.check_call(ctx.api, sig, call)
         elif fullname == FUNCTOOLS_PARTIAL:
             _calls.check_partial_creation(ctx.api, call)
-        elif fullname in JAX_JIT and isinstance(sig, CallableType):
+        elif fullname in JAX_STATIC_OPTIONS and isinstance(sig, CallableType):
             _argnames.check_jax_jit_call(ctx.api, sig, call)
         return sig
 
@@ -206,9 +208,13 @@ class JaxstaticPlugin(Plugin):
                 _argnames.check_jax_jit_decorator(ctx.api, context)
             elif isinstance(context, CallExpr):
                 bound = _calls.as_callable(ctx.type)
-                if bound is not None and _calls.has_static(bound):
+                static_checked = bound is not None and _calls.has_static(bound)
+                if bound is not None and static_checked:
                     _calls.check_call(ctx.api, bound, context)
+                _plain_jit.check(ctx.api, ctx.type, context, static_checked=static_checked)
         elif isinstance(context, CallExpr):
+            if fullname in self._wrapper_calls and isinstance(sig, CallableType):
+                sig = _calls.named_after_callee(sig, context)
             static_checked = False
             if isinstance(sig, CallableType) and _calls.has_static(sig):
                 static_checked = True
@@ -231,6 +237,10 @@ class JaxstaticPlugin(Plugin):
         if not ctx.arg_types or not ctx.arg_types[0]:
             return returned
         options = _argnames.options_of(ctx.context, through_partial=_JIT_APPLIED_BY_METHOD[fullname])
+        if isinstance(ctx.context, CallExpr):
+            _argnames.check_jax_applied(ctx.api, ctx, options)
+        elif isinstance(ctx.context, Decorator) and not _JIT_APPLIED_BY_METHOD[fullname]:
+            _argnames.check_jax_jit_decorator(ctx.api, ctx.context)  # the stubs' ``@jax.jit(static_argnames=...)``
         return _plain_jit.mark(ctx.api, returned, ctx.arg_types[0][0], options) or returned
 
     # --- type checking: transforms applied to functions --------------------------------------------------------
@@ -248,7 +258,7 @@ class JaxstaticPlugin(Plugin):
     def _function_hook(self, fullname: str) -> _FunctionHook | None:
         if fullname in JAXSTATIC_TRANSFORMS or fullname in TRANSFORM_DECORATORS:
             return partial(self._transform, fullname)
-        if fullname in JAX_JIT or fullname == JAX_JIT_DECORATOR:
+        if fullname in JAX_STATIC_OPTIONS or fullname == JAX_JIT_DECORATOR:
             return partial(self._jax_jit, fullname)
         if fullname == FUNCTOOLS_PARTIAL:
             return self._partial
@@ -285,7 +295,13 @@ class JaxstaticPlugin(Plugin):
         return ctx.default_return_type
 
     def _partial(self, ctx: FunctionContext) -> Type:
-        return _spellings.partial_decorator(ctx) or self._next_function_result(FUNCTOOLS_PARTIAL, ctx)
+        decorator = _spellings.partial_decorator(ctx)
+        if decorator is not None:
+            return decorator
+        returned = self._next_function_result(FUNCTOOLS_PARTIAL, _spellings.bind_through(ctx))
+        if not isinstance(ctx.context, CallExpr) or not ctx.arg_types or len(ctx.arg_types[0]) != 1:
+            return returned
+        return _plain_jit.mark_partial(ctx.api, ctx.context, ctx.arg_types[0][0], returned) or returned
 
     def _super_call(self, fullname: str, ctx: FunctionContext) -> Type:
         call = ctx.context
@@ -310,6 +326,8 @@ class JaxstaticPlugin(Plugin):
             if isinstance(ctx.context, Decorator):
                 _argnames.check_jax_jit_decorator(ctx.api, ctx.context)
             options = _argnames.options_of(ctx.context, through_partial=False)
+            if isinstance(ctx.context, CallExpr):  # ``jax.jit(static_argnames=...)(f)``
+                _argnames.check_jax_applied(ctx.api, ctx, options)
         elif not ctx.arg_types or not ctx.arg_types[0]:
             named = _decorators.named_decorator(ctx.default_return_type, JAX_JIT_DECORATOR)
             if named is not None:

@@ -50,9 +50,9 @@ def not_hashable(param: str, function: str, reason: str) -> str:
     return f'Static argument "{param}" of "{function}" is not hashable: {reason}; {fix}'
 
 
-def not_hashable_value(param: str, callee: str, reason: str) -> str:
+def not_hashable_value(param: str, callee: str, reason: str, transform: str = "jax.jit") -> str:
     return (
-        f'Argument "{param}" to "{callee}" is static under jax.jit and must be hashable: {reason}; '
+        f'Argument "{param}" to "{callee}" is static under {transform} and must be hashable: {reason}; '
         "pass a hashable value (tuple, frozenset, frozen dataclass), or mark the parameter jaxstatic.Static and "
         "compile with jaxstatic.jit"
     )

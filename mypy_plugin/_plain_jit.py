@@ -20,13 +20,15 @@ mark, so such calls are not checked there.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, NamedTuple
 
 from mypy.checker import TypeChecker
 from mypy.nodes import (
+    ARG_NAMED_OPT,
     ARG_POS,
     ARG_STAR,
     ARG_STAR2,
+    ArgKind,
     CallExpr,
     Decorator,
     Expression,
@@ -37,13 +39,15 @@ from mypy.plugin import CheckerPluginInterface
 from mypy.types import CallableType, Instance, LiteralType, TupleType, Type, get_proper_type
 
 from . import _messages
-from ._argnames import resolve_quietly
-from ._calls import as_callable, callee_name, map_arguments, value_reason
+from ._argnames import refers_to, resolve_quietly
+from ._calls import as_callable, callee_name, has_static, map_arguments, value_reason
 from ._chain import report
 from ._compat import EXTRA_ATTRS_CACHED
 from ._errorcodes import UNHASHABLE
 from ._fullnames import (
+    JAX_PMAP,
     JIT_WRAPPED,
+    PLAIN_STATIC_BY,
     PLAIN_STATIC_FUN,
     PLAIN_STATIC_MODULE,
     PLAIN_STATIC_NAMES,
@@ -52,7 +56,7 @@ from ._hashability import judge
 from ._markers import is_static
 from ._values import judge_value
 
-__all__ = ["check", "mark"]
+__all__ = ["check", "mark", "mark_partial"]
 
 
 def mark(api: CheckerPluginInterface, returned: Type, fun_type: Type, options: CallExpr | None) -> Type | None:
@@ -69,6 +73,8 @@ def mark(api: CheckerPluginInterface, returned: Type, fun_type: Type, options: C
     str_type = api.named_generic_type("builtins.str", [])
     held = TupleType([LiteralType(n, str_type) for n in names], api.named_generic_type("builtins.tuple", [str_type]))
     marked = ret.copy_with_extra_attr(PLAIN_STATIC_NAMES, held).copy_with_extra_attr(PLAIN_STATIC_FUN, fun)
+    by = "jax.pmap" if refers_to(options, JAX_PMAP) or (options.args and refers_to(options.args[0], JAX_PMAP)) else ""
+    marked = marked.copy_with_extra_attr(PLAIN_STATIC_BY, LiteralType(by or "jax.jit", str_type))
     return marked.copy_with_extra_attr(PLAIN_STATIC_MODULE, LiteralType(api.tree.fullname, str_type))
 
 
@@ -87,14 +93,87 @@ def check(api: CheckerPluginInterface, receiver: Type, call: CallExpr, *, static
     bound = _bound_to(api, call)
     if bound is _UNKNOWN:
         return
-    fun, held = get_proper_type(attrs.get(PLAIN_STATIC_FUN)), get_proper_type(attrs[PLAIN_STATIC_NAMES])
-    if not isinstance(fun, CallableType) or not isinstance(held, TupleType):
+    marked = _marked(attrs)
+    if marked is None:
         return
-    names = {n.value for n in map(get_proper_type, held.items) if isinstance(n, LiteralType)}
+    fun, _ = marked
     args, kinds, arg_names = call.args, call.arg_kinds, call.arg_names
     if isinstance(bound, Expression):  # ``model.step(x, cfg)``: jax passes ``model`` first, as a method gets it
         args, kinds, arg_names = [bound, *args], [ARG_POS, *kinds], [None, *arg_names]
-    formal_to_actual = map_arguments(fun, kinds, arg_names) or []
+    _check_values(api, attrs, _Arguments(args, kinds, arg_names), callee_name(call, fun), static_checked)
+
+
+def mark_partial(api: CheckerPluginInterface, call: CallExpr, bound_from: Type, returned: Type) -> Type | None:
+    """``functools.partial(step, ...)`` of a value ``mark`` marked (or of such a partial, at any depth): the
+    arguments bound now are judged now, and the partial carries the mark, with the parameters left to bind."""
+    source, ret = get_proper_type(bound_from), get_proper_type(returned)
+    attrs = source.extra_attrs.attrs if isinstance(source, Instance) and source.extra_attrs else None
+    if attrs is None or not isinstance(ret, Instance) or not isinstance(api, TypeChecker):
+        return None
+    if not EXTRA_ATTRS_CACHED and _module_of(attrs) != api.tree.fullname:
+        return None  # as in ``check``: every run says the same
+    marked = _marked(attrs)
+    if marked is None:
+        return None
+    fun, _ = marked
+    bound = _Arguments(call.args[1:], call.arg_kinds[1:], call.arg_names[1:])
+    through = as_callable(source)  # with the stubs: Static parameters there were judged by jaxstatic's rule
+    _check_values(api, attrs, bound, callee_name(call, fun), through is not None and has_static(through))
+    left = _left_to_bind(fun, bound)
+    if left is None:
+        return None
+    for key in (PLAIN_STATIC_NAMES, PLAIN_STATIC_MODULE, PLAIN_STATIC_BY):
+        if key in attrs:
+            ret = ret.copy_with_extra_attr(key, attrs[key])
+    return ret.copy_with_extra_attr(PLAIN_STATIC_FUN, left)
+
+
+class _Arguments(NamedTuple):
+    exprs: list[Expression]
+    kinds: list[ArgKind]
+    names: list[str | None]
+
+
+def _marked(attrs: dict[str, Type]) -> tuple[CallableType, set[str]] | None:
+    """The function ``mark`` kept and the names of its static parameters."""
+    fun, held = get_proper_type(attrs.get(PLAIN_STATIC_FUN)), get_proper_type(attrs.get(PLAIN_STATIC_NAMES))
+    if not isinstance(fun, CallableType) or not isinstance(held, TupleType) or PLAIN_STATIC_MODULE not in attrs:
+        return None
+    names = {n.value for n in map(get_proper_type, held.items) if isinstance(n, LiteralType)}
+    return fun, {n for n in names if isinstance(n, str)}
+
+
+def _left_to_bind(fun: CallableType, bound: _Arguments) -> CallableType | None:
+    """``fun``'s parameters after a ``partial`` bound ``bound``: those bound by position are gone, those bound by
+    keyword may be given again (as ``functools.partial`` allows)."""
+    formal_to_actual = map_arguments(fun, bound.kinds, bound.names)
+    if formal_to_actual is None:
+        return None
+    kinds, keep = [], []
+    for formal, actuals in enumerate(formal_to_actual):
+        kind = fun.arg_kinds[formal]
+        if actuals and not kind.is_star():
+            if any(bound.kinds[a] in (ARG_POS, ARG_STAR) for a in actuals):
+                continue
+            kind = ARG_NAMED_OPT
+        keep.append(formal)
+        kinds.append(kind)
+    return fun.copy_modified(
+        arg_types=[fun.arg_types[i] for i in keep], arg_kinds=kinds, arg_names=[fun.arg_names[i] for i in keep]
+    )
+
+
+def _check_values(
+    api: TypeChecker, attrs: dict[str, Type], given: _Arguments, callee: str, static_checked: bool
+) -> None:
+    marked = _marked(attrs)
+    if marked is None:
+        return
+    fun, names = marked
+    by = get_proper_type(attrs.get(PLAIN_STATIC_BY))
+    transform = by.value if isinstance(by, LiteralType) and isinstance(by.value, str) else "jax.jit"
+    args, kinds = given.exprs, given.kinds
+    formal_to_actual = map_arguments(fun, kinds, given.names) or []
     if sum(map(len, formal_to_actual)) != len(args):
         return  # arguments the function does not take: it fails at run time whatever their values
     for formal, actuals in enumerate(formal_to_actual):
@@ -109,7 +188,7 @@ def check(api: CheckerPluginInterface, receiver: Type, call: CallExpr, *, static
                 continue  # said by the call-site check
             reason = value_reason(api, arg, declared, freeze=False)
             if reason is not None:
-                message = _messages.not_hashable_value(str(fun.arg_names[formal]), callee_name(call, fun), reason)
+                message = _messages.not_hashable_value(str(fun.arg_names[formal]), callee, reason, transform)
                 report(api, message, arg, UNHASHABLE)
 
 

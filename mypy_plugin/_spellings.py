@@ -4,6 +4,9 @@
   item, ``JitFunction[[*Any, **Any], Any]``, which switches off every check on the function it decorates. Binding
   options only is the transform called with options only, so the plugin gives it that item's type: the decorator
   that keeps the function's ``ParamSpec``.
+* ``partial(partial(js.jit, max_traces=2), donate_argnums=0)``, or a partial of a variable holding one: more
+  options bound to that decorator, which stays the same decorator. A partial of any other ``partial`` is bound
+  from the signature the inner one leaves (mypy would see ``*args: Any, **kwargs: Any``).
 * A decorator kept in a variable (``batched = js.vmap(in_axes=(0, None))``, then ``@batched``): mypy looks hooks up
   by the variable's name, so the plugin recognises the variable by the named decorator type it holds.
 """
@@ -12,11 +15,20 @@ from __future__ import annotations
 
 from mypy.nodes import ARG_NAMED, ARG_POS, CallExpr, Expression, RefExpr, Var
 from mypy.plugin import FunctionContext
-from mypy.types import CallableType, Instance, NoneType, Overloaded, Type, get_proper_type
+from mypy.types import (
+    CallableType,
+    Instance,
+    NoneType,
+    Overloaded,
+    ProperType,
+    Type,
+    get_proper_type,
+)
 
 from ._fullnames import (
     FUNCTOOLS_PARTIAL,
     JAXSTATIC_TRANSFORMS,
+    PARTIAL_ATTR,
     TRANSFORM_DECORATORS,
     TRANSFORM_WRAPPERS,
 )
@@ -60,7 +72,9 @@ def partial_decorator(ctx: FunctionContext) -> Type | None:
         return None
     transform = _named_transform(call.args[0])
     overloaded = get_proper_type(ctx.arg_types[0][0]) if ctx.arg_types and ctx.arg_types[0] else None
-    if transform is None or not isinstance(overloaded, Overloaded):
+    if transform is None:
+        return _more_options(overloaded)
+    if not isinstance(overloaded, Overloaded):
         return None
     for item in overloaded.items:
         first = get_proper_type(item.arg_types[0]) if item.arg_types else None
@@ -68,6 +82,30 @@ def partial_decorator(ctx: FunctionContext) -> Type | None:
         if isinstance(first, NoneType) and isinstance(decorator, CallableType):
             return decorator.copy_modified(name=f"jaxstatic.{transform.rsplit('.', 1)[1]}")
     return None
+
+
+def _more_options(decorator: ProperType | None) -> Type | None:
+    """``partial(partial(jit, a=1), b=2)``, ``partial(donating, b=2)``: options bound to a decorator that already
+    holds some are the transform called with all of them (the runtime's options-only form returns
+    ``partial(transform, **options)``). Known by the plugin's name for it, or, in a variable (where mypy drops the
+    name), by its shape."""
+    if not isinstance(decorator, CallableType) or (decorator.name is not None and decorator.name not in TRANSFORM_DECORATORS):
+        return None
+    transform = held_transform(decorator)
+    return decorator.copy_modified(name=f"jaxstatic.{transform.rsplit('.', 1)[1]}") if transform else None
+
+
+def bind_through(ctx: FunctionContext) -> FunctionContext:
+    """``partial(p, ...)`` where ``p`` is itself a ``partial``: mypy types it from ``partial.__call__``
+    (``*args: Any, **kwargs: Any``), losing the signature left to bind and every check after it. Its own
+    ``partial`` support is given that signature instead, so a partial of a partial binds like one of a function,
+    at any depth."""
+    first = get_proper_type(ctx.arg_types[0][0]) if ctx.arg_types and len(ctx.arg_types[0]) == 1 else None
+    extra = first.extra_attrs if isinstance(first, Instance) and first.type.fullname == FUNCTOOLS_PARTIAL else None
+    left = extra.attrs.get(PARTIAL_ATTR) if extra is not None else None
+    if left is None:
+        return ctx
+    return ctx._replace(arg_types=[[left], *ctx.arg_types[1:]])
 
 
 def _named_transform(expr: Expression) -> str | None:

@@ -4,7 +4,9 @@ mypy infers an argument with the parameter's type as context, so under ``Static[
 or ``Static[Mapping[str, Any]]`` a literal's items become ``Any`` and ``{"w": jnp.zeros(3)}`` looks static; under
 ``Static[object]`` ``[1, x]`` joins to ``list[object]``. So a ``dict``/``list``/``tuple``/``set`` literal is judged
 item by item, nested literals too, and every other expression is inferred on its own, without context (``Box(x)``
-is then ``Box[Array]``, not ``Box[Any]``). Inference happens in a throw-away type map; it costs one inference per
+is then ``Box[Array]``, not ``Box[Any]``). A call that builds a container whose declared items may say ``Any``
+(``Registry(w=x)`` for ``class Registry(dict[str, Any])``, a ``TypedDict`` or a named tuple) has the values it
+stores judged too. Inference happens in a throw-away type map; it costs one inference per
 leaf of a literal, only for arguments bound to ``Static`` parameters.
 """
 
@@ -13,10 +15,23 @@ from __future__ import annotations
 from typing import Final
 
 from mypy.checker import TypeChecker
-from mypy.nodes import DictExpr, Expression, ListExpr, SetExpr, StarExpr, TupleExpr
+from mypy.nodes import (
+    ARG_NAMED,
+    ARG_POS,
+    CallExpr,
+    DictExpr,
+    Expression,
+    ListExpr,
+    RefExpr,
+    SetExpr,
+    StarExpr,
+    TupleExpr,
+    TypeInfo,
+)
 from mypy.types import Type
 
 from ._compat import local_type_map, quiet, throwaway_frame
+from ._fullnames import FREEZABLE_CONTAINERS, NEVER_STATIC_PACKAGES
 from ._hashability import judge
 
 # Literals nested deeper than this are judged as a whole.
@@ -43,7 +58,45 @@ def judge_value(api: TypeChecker, expr: Expression, deps: set[str], depth: int =
             if reason is not None:
                 return reason
         return None
-    return _judge_expression(api, expr, deps, freeze)
+    reason = _judge_expression(api, expr, deps, freeze)
+    if reason is None and freeze and isinstance(expr, CallExpr):
+        for item in _stored(expr):
+            reason = judge_value(api, item, deps, depth + 1)
+            if reason is not None:
+                return reason
+    return reason
+
+
+def _stored(call: CallExpr) -> list[Expression]:
+    """The argument expressions a container's constructor stores as they are: every argument of a named tuple;
+    the keyword values of a dict (``TypedDict`` too), and a literal given to a builtin container or to a subclass
+    that keeps its base's constructor."""
+    callee = call.callee
+    info = callee.node if isinstance(callee, RefExpr) and isinstance(callee.node, TypeInfo) else None
+    if info is None:
+        return []
+    if info.tuple_type is not None and info.fullname != "builtins.tuple":
+        return [a for a, kind in zip(call.args, call.arg_kinds) if not kind.is_star()]
+    if info.typeddict_type is None and not _builds_like_its_base(info):
+        return []
+    return [
+        a
+        for a, kind in zip(call.args, call.arg_kinds)
+        if kind == ARG_NAMED or (kind == ARG_POS and isinstance(a, (DictExpr, ListExpr, TupleExpr, SetExpr)))
+    ]
+
+
+def _builds_like_its_base(info: TypeInfo) -> bool:
+    """A builtin container, or a subclass whose own classes (up to the builtin) define no constructor: the
+    standard library's (``OrderedDict``, ``defaultdict``, ``Counter``) store what they are given."""
+    for base in info.mro:
+        if base.fullname in FREEZABLE_CONTAINERS:
+            return True
+        if base.module_name.partition(".")[0] in NEVER_STATIC_PACKAGES:
+            continue
+        if "__init__" in base.names or "__new__" in base.names:
+            return False
+    return False
 
 
 def _judge_expression(api: TypeChecker, expr: Expression, deps: set[str], freeze: bool = True) -> str | None:

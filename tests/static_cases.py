@@ -19,8 +19,10 @@ SLICE_HASHABLE = sys.version_info >= (3, 12)
 """Plain ``hash()`` of a slice works from Python 3.12; jaxstatic keys slices by their parts on every Python."""
 
 PRELUDE = """\
+import collections
 import dataclasses
-from typing import Any, Callable, NamedTuple, TypedDict
+import types
+from typing import Any, Callable, Generic, NamedTuple, TypedDict, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -82,6 +84,40 @@ class OwnHash:
 
     def __hash__(self) -> int:
         return hash(self.n)
+
+
+class Registry(dict[str, Any]):
+    pass
+
+
+class Widths(list[int]):
+    pass
+
+
+class Sizes(tuple[int, ...]):
+    pass
+
+
+class MaskCfg(TypedDict):
+    lr: float
+    masks: list[int]
+
+
+class AnyCfg(TypedDict):
+    w: Any
+
+
+class Pair(NamedTuple):
+    a: int
+    b: Any
+
+
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True)
+class Box(Generic[T]):
+    item: T
 """
 
 
@@ -126,6 +162,19 @@ CASES: tuple[Case, ...] = (
     Case("dataclass_own_hash", "OwnHash(1)", "OwnHash", True, True),
     Case("union_with_a_static_member", "3", "int | jax.Array", True, True),
     Case("typed_dict", "Movie(title='x', year=1)", "Movie", True, False),
+    Case("typed_dict_call", "MaskCfg(lr=0.1, masks=[])", "MaskCfg", True, False),
+    # subclasses of builtin containers: frozen like their base, the class kept in the key
+    Case("ordered_dict", "collections.OrderedDict(lr=0.1, act=relu)", "collections.OrderedDict[str, Any]", True, False),
+    Case("default_dict", "collections.defaultdict(list, {'a': [1]})", "collections.defaultdict[str, list[int]]",
+         True, False),
+    Case("counter", "collections.Counter('abc')", "collections.Counter[str]", True, False),
+    Case("dict_subclass", "Registry(lr=0.1, layers=[1, 2])", "Registry", True, False),
+    Case("list_subclass", "Widths([64, 64])", "Widths", True, False),
+    Case("tuple_subclass", "Sizes((1, 2))", "Sizes", True, True),
+    Case("namedtuple_call_with_list", "Pair(1, [2])", "Pair", True, False),
+    # generic holders: judged by what they hold
+    Case("generic_holder", "Box(3)", "Box[int]", True, True),
+    Case("nested_generic_holder", "Box(Box('a'))", "Box[Box[str]]", True, True),
     # never static
     Case("numpy_array", "np.zeros(3)", "npt.NDArray[np.float64]", False, False, ""),
     Case("jax_array", "jnp.zeros(3)", "jax.Array", False, False, ""),
@@ -137,8 +186,23 @@ CASES: tuple[Case, ...] = (
     Case("frozen_dataclass_with_list", "FrozenWithList([1])", "FrozenWithList", False, False, ""),
     Case("dict_with_mutable_dataclass", "{'cfg': MutableCfg(0.1)}", "dict[str, MutableCfg]", False, False, "['cfg']"),
     Case("nested_array", "{'a': [1, {'w': np.ones(2)}]}", "dict[str, list[Any]]", False, False, "['a'][1]['w']"),
+    Case("ordered_dict_with_array", "collections.OrderedDict(w=jnp.zeros(3))", "collections.OrderedDict[str, jax.Array]",
+         False, False, "['w']"),
+    Case("dict_subclass_with_array", "Registry(w=jnp.zeros(3))", "Registry", False, False, "['w']"),
+    Case("typed_dict_with_array", "AnyCfg(w=jnp.zeros(3))", "AnyCfg", False, False, "['w']"),
+    Case("namedtuple_call_with_array", "Pair(1, jnp.zeros(3))", "Pair", False, False, "[1]"),
+    Case("deque", "collections.deque([1, 2])", "collections.deque[int]", False, False, ""),
+    # look-alikes of builtin containers: their classes set __hash__ to None, and nothing freezes them
+    Case("user_dict", "collections.UserDict(lr=0.1)", "collections.UserDict[str, float]", False, False, ""),
+    Case("user_list", "collections.UserList([1])", "collections.UserList[int]", False, False, ""),
+    Case("simple_namespace", "types.SimpleNamespace(lr=0.1)", "types.SimpleNamespace", False, False, ""),
+    Case("mapping_proxy", "types.MappingProxyType({'lr': 0.1})", "types.MappingProxyType[str, float]", False, False,
+         ""),
+    Case("generic_holder_of_list", "Box([1])", "Box[list[int]]", False, False, ""),
+    Case("nested_generic_holder_with_array", "Box(Box(jnp.zeros(3)))", "Box[Box[jax.Array]]", False, False, ""),
 )
-"""In ``nested_array`` the declared type holds ``Any``: the plugin finds the array by judging the literal's items."""
+"""In ``nested_array`` and the ``*_with_array`` calls the declared type holds ``Any``: the plugin finds the array by
+judging the literal's items, or the values a container's constructor stores."""
 
 
 def namespace() -> dict[str, Any]:

@@ -35,8 +35,8 @@ f(jnp.ones(1), {"a": 1})
 """
 
 
-def _mypy(tmp_path: Path, stubs: bool) -> list[str]:
-    (tmp_path / "use.py").write_text(_SOURCE)
+def _mypy(tmp_path: Path, stubs: bool, source: str = _SOURCE) -> list[str]:
+    (tmp_path / "use.py").write_text(source)
     (tmp_path / "mypy.ini").write_text("[mypy]\nplugins = jaxstatic_mypy\nstrict = true\n")
     path = [str(_REPO / "typeshed_stubs")] if stubs else []
     env = {**os.environ, "MYPYPATH": os.pathsep.join([*path, str(_REPO)])}
@@ -75,4 +75,47 @@ def test_without_the_stubs_call_sites_are_judged_by_hash(tmp_path: Path) -> None
         "pass a hashable value (tuple, frozenset, frozen dataclass), or mark the parameter jaxstatic.Static and "
         "compile with jaxstatic.jit  [jaxstatic-unhashable]",
         _DICT_VALUE,
+    ]
+
+
+_OPTIONS_FIRST = """\
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+
+def f(x: jax.Array, cfg: Any) -> jax.Array:
+    return x
+
+
+def listy(x: jax.Array, sizes: list[int]) -> jax.Array:
+    return x
+
+
+x = jnp.ones(1)
+jax.jit(static_argnames="cfg")(f)(x, {"a": 1})
+jax.jit(static_argnames="sizes")(listy)
+pmapped = jax.pmap(f, static_broadcasted_argnums=1)
+pmapped(x, (1,))
+pmapped(x, [1])
+functools.partial(jax.pmap, static_broadcasted_argnums=1)(f)(x, {1})
+"""
+
+
+def test_options_first_and_pmap_with_the_stubs(tmp_path: Path) -> None:
+    # The stubs type jax.pmap's result, so its call sites are judged as jax.jit's are.
+    errors = _mypy(tmp_path, stubs=True, source=_OPTIONS_FIRST)
+    value = (
+        'error: Argument "{param}" to "{callee}" is static under {by} and must be hashable: "{cls}" sets __hash__ '
+        "to None; pass a hashable value (tuple, frozenset, frozen dataclass), or mark the parameter "
+        "jaxstatic.Static and compile with jaxstatic.jit  [jaxstatic-unhashable]"
+    )
+    assert errors == [
+        "use.py:17: " + value.format(param="cfg", callee="f", by="jax.jit", cls="dict"),
+        'use.py:18: error: Static argument "sizes" of "listy" is not hashable: "list" sets __hash__ to None; use a '
+        "hashable type (tuple, frozenset, frozen dataclass) or jaxstatic.Static  [jaxstatic-unhashable]",
+        "use.py:21: " + value.format(param="cfg", callee="pmapped", by="jax.pmap", cls="list"),
+        "use.py:22: " + value.format(param="cfg", callee="f", by="jax.pmap", cls="set"),
     ]

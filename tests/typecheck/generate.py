@@ -32,6 +32,13 @@ _NDARRAY = '"ndarray" is an array'
 _MUTABLE = '"MutableCfg" is a dataclass with eq=True, frozen=False'
 _DICT = '"dict" sets __hash__ to None'
 _LIST = '"list" sets __hash__ to None'
+_BOX_LIST = f'field "item" of "Box": {_LIST}'
+_BOX_BOX_ARRAY = f'field "item" of "Box": field "item" of "Box": {_ARRAY}'
+
+
+def _hash_none(name: str) -> str:
+    return f'"{name}" sets __hash__ to None'
+
 
 STATIC_REASONS: dict[str, str | None] = {
     "numpy_array": _NDARRAY,
@@ -45,13 +52,30 @@ STATIC_REASONS: dict[str, str | None] = {
     "dict_with_mutable_dataclass": _MUTABLE,
     # The declared type holds Any, which the plugin accepts (the literal is judged on its own, see below).
     "nested_array": None,
+    "dict_subclass_with_array": None,
+    "typed_dict_with_array": None,
+    "namedtuple_call_with_array": None,
+    "ordered_dict_with_array": _ARRAY,
+    "deque": _hash_none("deque"),
+    "user_dict": _hash_none("UserDict"),
+    "user_list": _hash_none("UserList"),
+    "simple_namespace": _hash_none("SimpleNamespace"),
+    "mapping_proxy": _hash_none("MappingProxyType"),
+    "generic_holder_of_list": _BOX_LIST,
+    "nested_generic_holder_with_array": _BOX_BOX_ARRAY,
 }
 """Why the plugin rejects each non-static case passed as a variable of its declared type (``None``: it stays silent,
 and why is said above)."""
 
-LITERAL_REASONS: dict[str, str] = {"nested_array": _NDARRAY}
+LITERAL_REASONS: dict[str, str] = {
+    "nested_array": _NDARRAY,
+    "dict_subclass_with_array": _ARRAY,
+    "typed_dict_with_array": _ARRAY,
+    "namedtuple_call_with_array": _ARRAY,
+}
 """Where the value written as a literal is rejected for another reason than its declared type: a literal's items
-are judged on their own, so ``Any`` in the declared type hides nothing there."""
+(and the values a container's constructor stores) are judged on their own, so ``Any`` in the declared type hides
+nothing there."""
 
 HASHABLE_REASONS: dict[str, str | None] = {
     "dict_tuple_keys": _DICT,
@@ -77,6 +101,25 @@ HASHABLE_REASONS: dict[str, str | None] = {
     # Hashable from Python 3.12 only; code checked for one version often runs on the next, so the plugin stays
     # silent on every version (and this generated file is the same on every version).
     "slice": None,
+    "typed_dict_call": '"MaskCfg" is a dict',
+    "typed_dict_with_array": '"AnyCfg" is a dict',
+    "ordered_dict": _hash_none("OrderedDict"),
+    "ordered_dict_with_array": _hash_none("OrderedDict"),
+    "default_dict": _hash_none("defaultdict"),
+    "counter": _hash_none("Counter"),
+    "dict_subclass": _hash_none("Registry"),
+    "dict_subclass_with_array": _hash_none("Registry"),
+    "list_subclass": _hash_none("Widths"),
+    "deque": _hash_none("deque"),
+    "user_dict": _hash_none("UserDict"),
+    "user_list": _hash_none("UserList"),
+    "simple_namespace": _hash_none("SimpleNamespace"),
+    "mapping_proxy": _hash_none("MappingProxyType"),
+    "generic_holder_of_list": _BOX_LIST,
+    "nested_generic_holder_with_array": _BOX_BOX_ARRAY,
+    # A named tuple whose field is declared Any: hash() of the value fails, the declared type cannot tell.
+    "namedtuple_call_with_list": None,
+    "namedtuple_call_with_array": None,
 }
 """Why the plugin rejects each non-hashable declared type for plain ``jax.jit`` (``None``: it stays silent), and
 each such value passed where plain ``jax.jit`` makes an ``Any`` parameter static (as a variable of the declared
