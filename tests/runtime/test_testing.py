@@ -390,7 +390,7 @@ def test_shard_map_traces_are_counted() -> None:
 
 
 def test_vmap_and_grad_count_the_programs_they_build_when_named() -> None:
-    mapped = js.vmap(scale)
+    mapped = js.vmap(fresh(scale))  # not the vmap of scale other tests built programs for
     grads = js.grad(lambda x, k: (x * k).sum())
     compiled = js.jit(mapped)
     with js.testing.trace_log(mapped, grads) as named, js.testing.trace_log() as compiles:
@@ -417,7 +417,7 @@ def test_no_retrace_refuses_a_new_vmap_program_before_building_it() -> None:
 
 
 def test_a_budget_over_named_vmap_and_pmap_functions_counts_programs_and_names_each() -> None:
-    mapped, parallel = js.vmap(scale), js.pmap(scale)
+    mapped, parallel = js.vmap(fresh(scale)), js.pmap(scale)
     with pytest.raises(AssertionError) as err, js.testing.expect_traces(mapped, at_most=1):
         mapped(jnp.ones((2, 3)), 1)
         mapped(jnp.ones((2, 3)), 2)
