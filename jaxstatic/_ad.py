@@ -15,7 +15,7 @@ import functools
 import inspect
 import numbers
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, Concatenate, Literal, TypeVar, overload
 
 import jax
 from typing_extensions import ParamSpec
@@ -26,8 +26,10 @@ from ._custom import CustomJVPFunction, CustomVJPFunction
 from ._errors import missing_argument_error, option_error
 from ._plan import Layout, Plan
 
-_P = ParamSpec("_P")
+_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
 _R = TypeVar("_R")
+_A = TypeVar("_A")
+_X = TypeVar("_X")
 
 _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
@@ -135,6 +137,17 @@ class CheckpointFunction(StaticFunction[_P, _R]):
         return jax.checkpoint(body, **self._options)
 
 
+# The gradient with respect to the first parameter (argnums and argnames left out, or argnums=0) has that parameter's
+# type (arrays for arrays, the same pytree for a pytree); with has_aux, beside the function's aux. Other choices of
+# parameters, and a first parameter that is Static or NoDiff, give Any.
+@overload
+def grad(fn: Callable[Concatenate[_A, _P], Any], /, *, argnums: Literal[0] | None = None, argnames: None = None,
+         has_aux: Literal[False] = False, holomorphic: bool = False,
+         allow_int: bool = False) -> GradFunction[Concatenate[_A, _P], _A]: ...
+@overload
+def grad(fn: Callable[Concatenate[_A, _P], tuple[Any, _X]], /, *, argnums: Literal[0] | None = None,
+         argnames: None = None, has_aux: Literal[True], holomorphic: bool = False,
+         allow_int: bool = False) -> GradFunction[Concatenate[_A, _P], tuple[_A, _X]]: ...
 @overload
 def grad(fn: Callable[_P, Any], /, *, argnums: int | Sequence[int] | None = None,
          argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,
@@ -160,6 +173,10 @@ def grad(fn: Callable[_P, Any] | None = None, /, *, argnums: int | Sequence[int]
                         allow_int=allow_int)
 
 
+@overload
+def value_and_grad(fn: Callable[Concatenate[_A, _P], _R], /, *, argnums: Literal[0] | None = None,
+                   argnames: None = None, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False) -> ValueAndGradFunction[Concatenate[_A, _P], tuple[_R, _A]]: ...
 @overload
 def value_and_grad(fn: Callable[_P, _R], /, *, argnums: int | Sequence[int] | None = None,
                    argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import jax
 from typing_extensions import ParamSpec
@@ -22,7 +22,10 @@ from ._core import Slot, StaticFunction
 from ._errors import unknown_options_error
 from ._plan import Layout, Plan
 
-_P = ParamSpec("_P")
+if TYPE_CHECKING:
+    from jax.stages import Traced
+
+_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
 _R = TypeVar("_R")
 
 
@@ -122,14 +125,14 @@ class JitFunction(StaticFunction[_P, _R]):
                 self._insert(key, program, slot)
         return plan, key, result
 
-    def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered:
+    def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:
         """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature."""
         plan, key, lowered = self._with_program("lower", args, kwargs)
         return Lowered(Compilation(self._function, plan, key, lambda a, k: self._shape(a, k)[0], self._key), lowered)
 
-    def trace(self, *args: _P.args, **kwargs: _P.kwargs) -> Any:
+    def trace(self, *args: _P.args, **kwargs: _P.kwargs) -> Traced:
         """Trace for these arguments, as ``jax.jit(f).trace``: JAX's ``Traced`` (``.jaxpr``, ``.lower()``)."""
-        return self._with_program("trace", args, kwargs)[2]
+        return self._with_program("trace", args, kwargs)[2]  # type: ignore[no-any-return]
 
     def eval_shape(self, *args: _P.args, **kwargs: _P.kwargs) -> Any:
         """The shapes and dtypes of the result for these arguments, without running anything."""

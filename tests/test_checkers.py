@@ -179,6 +179,16 @@ def test_every_mistake_is_reported(reports: dict[str, list[Diagnostic]], checker
     assert not missed, "\n".join(f"user.py:{i}: {lines[i - 1]}" for i in sorted(missed))
 
 
+def test_the_correct_code_runs() -> None:
+    """What the checkers must accept is correct: the library and the user's correct part run."""
+    source = (SAMPLE / "user.py").read_text()
+    correct = source[: source.index("# --- mistakes")]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-c", correct], cwd=SAMPLE, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
 def test_the_sample_has_the_mistakes_it_claims() -> None:
     assert len(mistakes()) >= 28
     assert sum(m.plugin_only for m in mistakes().values()) >= 2

@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
+import mylib
 
 import jaxstatic as js
-import mylib
 from jaxstatic import Static
 
 x = jax.random.normal(jax.random.key(0), (3,))
@@ -29,6 +29,7 @@ a = mylib.shift(x, 1.0)
 g: jax.Array = mylib.grad_loss(w, x, 2)
 value_grad: tuple[jax.Array, jax.Array] = mylib.value_and_grad_loss(w, x, 2)
 a = mylib.clip(x, 1.0, w)
+params: dict[str, jax.Array] = mylib.train_step({"w": w}, x, 0.1)
 a = mylib.replicate(x[None], 2)
 scaler = mylib.make_scaler(2.0)
 a = mylib.make_shifter(1.0)(x, 2)
@@ -39,6 +40,8 @@ act: Callable[[jax.Array], jax.Array] = layer.activation
 a = p.apply(x, 2)
 a = p(x, act="tanh")
 a = mylib.Params.apply(p, x, 2)
+a = mylib.Model(2).apply(x)
+a = mylib.Model(2).apply.lower(x).compile()(x)
 method_count: int = p.apply.trace_count
 a = p.apply.lower(x, 2).compile()(x, 2)
 compiled = mylib.scale.lower(x, 3).compile()
@@ -71,7 +74,7 @@ mylib.scale(x, 2, 3)  # mistake
 mylib.scale(x, 2, mood="eval")  # mistake
 mylib.scale(x, 2, mode=1)  # mistake
 s: str = mylib.scale(x, 2)  # mistake
-mylib.scale.trace_counts  # mistake
+count = mylib.scale.trace_counts  # mistake
 mylib.configured(x, {"scale": "big"})  # mistake
 mylib.configured(x, {"scale": [1.0]})  # mistake
 mylib.shift(x, "1")  # mistake
@@ -80,6 +83,7 @@ mylib.grad_loss(w, x)  # mistake
 mylib.value_and_grad_loss(w, x, n="2")  # mistake
 mylib.clip(x, "1", w)  # mistake
 mylib.clip(x, 1.0)  # mistake
+mylib.train_step(w, x, 0.1)  # mistake
 mylib.replicate(x, 2.5)  # mistake
 mylib.make_scaler(2.0)(x, "3")  # mistake
 mylib.make_scaler("2")  # mistake
@@ -91,7 +95,8 @@ layer.scale = 2.0  # mistake
 p.apply(x, "2")  # mistake
 p.apply(p, x, 2)  # mistake
 p(x, act=1)  # mistake
-p.apply.trace_counts  # mistake
+count = p.apply.trace_counts  # mistake
+mylib.Model(2).apply(x, 2)  # mistake
 p.apply.lower(x, "2")  # mistake
 mylib.scale.lower(x, "3")  # mistake
 compiled(x, "3")  # mistake

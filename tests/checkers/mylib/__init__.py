@@ -1,9 +1,10 @@
 """A typed library built on jaxstatic, as its users write one: what tests/test_checkers.py checks under every
-type checker (never run by the tests; ``python -c "import mylib"`` from tests/checkers runs it)."""
+type checker, and run with its user's correct code."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 
@@ -32,6 +33,16 @@ def loss(w: jax.Array, x: jax.Array, n: Static[int]) -> jax.Array:
 
 grad_loss = js.grad(loss)
 value_and_grad_loss = js.value_and_grad(loss)
+
+
+@js.jit
+def train_step(params: dict[str, jax.Array], x: jax.Array, lr: Static[float]) -> dict[str, jax.Array]:
+    def objective(params: dict[str, jax.Array], x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        y = params["w"] * x
+        return jnp.sum(y**2), y
+
+    grads, _ = js.grad(objective, has_aux=True)(params, x)
+    return {k: params[k] - lr * grads[k] for k in params}
 
 
 @js.custom_vjp
@@ -101,11 +112,11 @@ class Layer:
     scale: Static[float] = 1.0
 
 
+@js.dataclass
 class Params:
-    w: jax.Array
+    """A pytree of arrays: ``self`` is traced."""
 
-    def __init__(self, w: jax.Array) -> None:
-        self.w = w
+    w: jax.Array
 
     @js.jit
     def apply(self, x: jax.Array, n: Static[int]) -> jax.Array:
@@ -114,6 +125,19 @@ class Params:
     @js.jit
     def __call__(self, x: jax.Array, *, act: Static[str] = "id") -> jax.Array:
         return jnp.tanh(self.w * x) if act == "tanh" else self.w * x
+
+
+@js.dataclass
+class Model:
+    """A hashable configuration: ``self`` is static."""
+
+    depth: Static[int]
+
+    @js.jit
+    def apply(self: Static[Model], x: jax.Array) -> jax.Array:
+        for _ in range(self.depth):
+            x = jnp.sin(x)
+        return x
 
 
 @js.jit
