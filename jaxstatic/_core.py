@@ -47,11 +47,6 @@ from ._lane import jit_disabled
 from ._memo import IdentityMemo
 from ._plan import Layout, Plan
 
-if TYPE_CHECKING:
-    from jax.stages import Traced
-
-    from ._aot import Lowered
-
 # Contravariant, as a callable's parameters are: a function of named parameters is also one of positional-only ones
 # (the variance pyrefly and ty need to bind `self` in __get__; mypy and pyright infer it already)
 _P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]
@@ -524,9 +519,9 @@ class StaticFunction(_compiled.Base, Generic[_P, _R]):
 
 
 class BoundMethod(functools.partial[Any], Generic[_P, _R_co]):
-    """``obj.method`` for a transformed method: a C-level ``functools.partial`` for calls, whose ``lower``,
-    ``trace`` and ``eval_shape`` bind ``obj`` too; other attributes (``trace_count``, ...) are the function's.
-    Typed as the method without ``self``: ``BoundMethod[[jax.Array, int], jax.Array]``."""
+    """``obj.method`` for a transformed method: a C-level ``functools.partial`` for calls; other attributes
+    (``trace_count``, ...) are the function's. Typed as the method without ``self``:
+    ``BoundMethod[[jax.Array, int], jax.Array]`` (a jitted one is a ``JitMethod``)."""
 
     if TYPE_CHECKING:  # the call stays functools.partial's own, in C
         def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R_co: ...
@@ -537,18 +532,7 @@ class BoundMethod(functools.partial[Any], Generic[_P, _R_co]):
         def retraces(self) -> tuple[_stats.Retrace, ...]: ...
         def cache_info(self) -> _stats.CacheInfo: ...
         def clear_cache(self) -> None: ...
-
-    def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R_co]:
-        """Lowered for ``obj``: its ``compile()`` is called without ``obj``, as the method is."""
-        return self.func.lower(*self.args, *args, **kwargs).bind(*self.args)  # type: ignore[attr-defined, no-any-return]
-
-    def trace(self, *args: _P.args, **kwargs: _P.kwargs) -> Traced:
-        return self.func.trace(*self.args, *args, **kwargs)  # type: ignore[attr-defined, no-any-return]
-
-    def eval_shape(self, *args: _P.args, **kwargs: _P.kwargs) -> Any:
-        return self.func.eval_shape(*self.args, *args, **kwargs)  # type: ignore[attr-defined]
-
-    if not TYPE_CHECKING:  # typed above, so that a misspelt attribute is reported
+    else:  # typed above, so that a misspelt attribute is reported
         def __getattr__(self, name: str) -> Any:
             return getattr(self.func, name)
 

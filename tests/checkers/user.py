@@ -40,6 +40,8 @@ act: Callable[[jax.Array], jax.Array] = layer.activation
 a = p.apply(x, 2)
 a = p(x, act="tanh")
 a = mylib.Params.apply(p, x, 2)
+a = p.rows(jnp.stack([x, x]))
+rows_count: int = p.rows.trace_count
 a = mylib.Model(2).apply(x)
 a = mylib.Model(2).apply.lower(x).compile()(x)
 method_count: int = p.apply.trace_count
@@ -96,6 +98,7 @@ p.apply(x, "2")  # mistake
 p.apply(p, x, 2)  # mistake
 p(x, act=1)  # mistake
 count = p.apply.trace_counts  # mistake
+p.rows.lower(x)  # mistake
 mylib.Model(2).apply(x, 2)  # mistake
 p.apply.lower(x, "2")  # mistake
 mylib.scale.lower(x, "3")  # mistake

@@ -72,7 +72,8 @@ class Model:
 
 assert_type(Model().apply(x, 2), jax.Array)
 Model().apply(x, "2")  # type: ignore
-bound: js.BoundMethod[[jax.Array, int], jax.Array] = Model().apply
+bound: js.JitMethod[[jax.Array, int], jax.Array] = Model().apply
+as_bound_method: js.BoundMethod[[jax.Array, int], jax.Array] = bound
 assert_type(bound.trace_count, int)
 assert_type(bound.lower(x, 2).compile()(x, 2), jax.Array)
 

@@ -122,6 +122,10 @@ class Params:
     def apply(self, x: jax.Array, n: Static[int]) -> jax.Array:
         return self.w * x * n
 
+    @js.vmap(in_axes=(None, 0))
+    def rows(self, x: jax.Array) -> jax.Array:
+        return jnp.dot(self.w, x)
+
     @js.jit
     def __call__(self, x: jax.Array, *, act: Static[str] = "id") -> jax.Array:
         return jnp.tanh(self.w * x) if act == "tanh" else self.w * x
