@@ -38,7 +38,7 @@ from ._errors import (
     StaticMismatchError as StaticMismatchError,
     StaticTypeWarning as StaticTypeWarning,
 )
-from ._jit import JitFunction as JitFunction, jit as jit
+from ._jit import JitFunction as JitFunction, JitMethod as JitMethod, jit as jit
 from ._shard_map import ShardMapFunction as ShardMapFunction, shard_map as shard_map
 from ._stats import CacheInfo as CacheInfo, Retrace as Retrace, trace_report as trace_report
 from ._vmap_pmap import (
@@ -62,6 +62,7 @@ __all__ = [
     "GradFunction",
     "JaxstaticError",
     "JitFunction",
+    "JitMethod",
     "Lowered",
     "MissingArgumentError",
     "NonArrayArgumentError",

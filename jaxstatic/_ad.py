@@ -15,7 +15,7 @@ import functools
 import inspect
 import numbers
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, Concatenate, Literal, TypeVar, overload
 
 import jax
 from typing_extensions import ParamSpec
@@ -26,8 +26,10 @@ from ._custom import CustomJVPFunction, CustomVJPFunction
 from ._errors import missing_argument_error, missing_extra_error, option_error
 from ._plan import Layout, Plan
 
-_P = ParamSpec("_P")
+_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
 _R = TypeVar("_R")
+_A = TypeVar("_A")
+_X = TypeVar("_X")
 
 _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
@@ -147,10 +149,24 @@ class CheckpointFunction(StaticFunction[_P, _R]):
         return jax.checkpoint(body, **self._options)
 
 
+# The gradient with respect to the first parameter (argnums and argnames left out) has that parameter's
+# type (arrays for arrays, the same pytree for a pytree); with has_aux, beside the function's aux. Other choices of
+# parameters give Any. A call without options matches one overload only: with two, mypy types a function with an
+# Any among its parameters (Static[Any]) as Any.
 @overload
-def grad(fn: Callable[_P, Any], /, *, argnums: int | Sequence[int] | None = None,
-         argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,
-         allow_int: bool = False) -> GradFunction[_P, Any]: ...
+def grad(fn: Callable[Concatenate[_A, _P], Any], /, *, argnums: None = None, argnames: None = None,
+         has_aux: Literal[False] = False, holomorphic: bool = False,
+         allow_int: bool = False) -> GradFunction[Concatenate[_A, _P], _A]: ...
+@overload
+def grad(fn: Callable[Concatenate[_A, _P], tuple[Any, _X]], /, *, argnums: None = None,
+         argnames: None = None, has_aux: Literal[True], holomorphic: bool = False,
+         allow_int: bool = False) -> GradFunction[Concatenate[_A, _P], tuple[_A, _X]]: ...
+@overload
+def grad(fn: Callable[_P, Any], /, *, argnums: int | Sequence[int], argnames: None = None, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False) -> GradFunction[_P, Any]: ...
+@overload
+def grad(fn: Callable[_P, Any], /, *, argnums: None = None, argnames: str | Sequence[str], has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False) -> GradFunction[_P, Any]: ...
 @overload
 def grad(fn: None = None, /, *, argnums: int | Sequence[int] | None = None,
          argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,
@@ -174,8 +190,16 @@ def grad(fn: Callable[_P, Any] | None = None, /, *, argnums: int | Sequence[int]
 
 
 @overload
-def value_and_grad(fn: Callable[_P, _R], /, *, argnums: int | Sequence[int] | None = None,
-                   argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,
+def value_and_grad(fn: Callable[Concatenate[_A, _P], _R], /, *, argnums: None = None,
+                   argnames: None = None, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False) -> ValueAndGradFunction[Concatenate[_A, _P], tuple[_R, _A]]: ...
+@overload
+def value_and_grad(fn: Callable[_P, _R], /, *, argnums: int | Sequence[int], argnames: None = None,
+                   has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False) -> ValueAndGradFunction[_P, tuple[_R, Any]]: ...
+@overload
+def value_and_grad(fn: Callable[_P, _R], /, *, argnums: None = None, argnames: str | Sequence[str],
+                   has_aux: bool = False, holomorphic: bool = False,
                    allow_int: bool = False) -> ValueAndGradFunction[_P, tuple[_R, Any]]: ...
 @overload
 def value_and_grad(fn: None = None, /, *, argnums: int | Sequence[int] | None = None,

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+from typing_extensions import ParamSpec
 
 from . import _explain
 from ._codegen import static_keys
 from ._errors import StaticMismatchError
 from ._plan import Plan
+
+_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
+_R_co = TypeVar("_R_co", covariant=True)
 
 PlanFor = Callable[[tuple[Any, ...], dict[str, Any]], Plan]
 KeyFor = Callable[[tuple[Any, ...], dict[str, Any]], Any]
@@ -39,40 +44,50 @@ class Compilation:
     key_for: KeyFor
 
 
-class Lowered:
-    """JAX's ``Lowered`` for one set of static values; ``compile()`` keeps the function's signature."""
+class Lowered(Generic[_P, _R_co]):
+    """JAX's ``Lowered`` for one set of static values; ``compile()`` keeps the function's signature
+    (``Lowered[[jax.Array, int], jax.Array]`` for a function of those parameters)."""
 
     def __init__(self, compilation: Compilation, lowered: Any, bound: tuple[Any, ...] = ()) -> None:
         self._compilation, self._lowered, self._bound = compilation, lowered, bound
 
-    def bind(self, *leading: Any) -> Lowered:
+    def bind(self, *leading: Any) -> Lowered[..., _R_co]:
         """The same program, whose compiled form takes ``leading`` (a method's ``self``) as given already."""
         return Lowered(self._compilation, self._lowered, (*self._bound, *leading))
 
-    def compile(self, *args: Any, **kwargs: Any) -> Compiled:
+    def compile(self, *args: Any, **kwargs: Any) -> Compiled[_P, _R_co]:
         """JAX's ``compile`` (its options pass through), returning a ``Compiled`` called like the function."""
         return Compiled(self._compilation, self._lowered.compile(*args, **kwargs), self._bound)
 
     def __getattr__(self, name: str) -> Any:  # as_text, cost_analysis, ...: JAX's own
         return getattr(self._lowered, name)
 
+    def as_text(self, *args: Any, **kwargs: Any) -> str:
+        """JAX's ``as_text``: the lowered program's text (StableHLO by default)."""
+        return str(self._lowered.as_text(*args, **kwargs))
 
-class Compiled:
+
+class Compiled(Generic[_P, _R_co]):
     """A compiled program called with the original function's arguments, static ones included; static values other
     than those it was compiled for raise ``StaticMismatchError``."""
 
     def __init__(self, compilation: Compilation, compiled: Any, bound: tuple[Any, ...] = ()) -> None:
         self._compilation, self._compiled, self._bound = compilation, compiled, bound
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *given: _P.args, **kwargs: _P.kwargs) -> _R_co:
         c = self._compilation
-        args = (*self._bound, *args) if self._bound else args
+        args: tuple[Any, ...] = (*self._bound, *given) if self._bound else given
         plan = c.plan_for(args, kwargs)
         key = c.key_for(args, kwargs)
         if key != c.key:
             raise _mismatch(c.function, c.plan, c.key, plan, key)
         pos, kw = plan.dynamic_values(args, kwargs)
-        return self._compiled(*pos, **kw)
+        return self._compiled(*pos, **kw)  # type: ignore[no-any-return]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._compiled, name)
+
+    def as_text(self) -> str | None:
+        """JAX's ``as_text``: the compiled program's text, where the backend gives one."""
+        text = self._compiled.as_text()
+        return None if text is None else str(text)

@@ -27,7 +27,7 @@ import sys
 import threading
 import types
 from collections.abc import Callable
-from typing import Any, ClassVar, Concatenate, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Concatenate, Generic, TypeVar, overload
 
 import jax
 from typing_extensions import ParamSpec, Self
@@ -51,9 +51,12 @@ from ._lane import jit_disabled
 from ._memo import IdentityMemo
 from ._plan import Layout, Plan
 
-_P = ParamSpec("_P")
+# Contravariant, as a callable's parameters are: a function of named parameters is also one of positional-only ones
+# (the variance pyrefly and ty need to bind `self` in __get__; mypy and pyright infer it already)
+_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]
 _P2 = ParamSpec("_P2")
 _R = TypeVar("_R")
+_R_co = TypeVar("_R_co", covariant=True)
 _R2 = TypeVar("_R2")
 _T = TypeVar("_T")
 
@@ -470,7 +473,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
     @overload
     def __get__(
         self: StaticFunction[Concatenate[_T, _P2], _R2], instance: _T, owner: type | None = None
-    ) -> Callable[_P2, _R2]: ...
+    ) -> BoundMethod[_P2, _R2]: ...
     def __get__(self, instance: object, owner: type | None = None) -> Any:
         """A method: bound like a function, so ``obj.apply(x)`` passes ``obj`` as the first argument, and so do
         ``obj.apply.lower(x)``, ``.trace`` and ``.eval_shape``."""
@@ -546,22 +549,23 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         return self
 
 
-class BoundMethod(functools.partial):  # type: ignore[type-arg]
-    """``obj.method`` for a transformed method: a C-level ``functools.partial`` for calls, whose ``lower``,
-    ``trace`` and ``eval_shape`` bind ``obj`` too; other attributes (``trace_count``, ...) are the function's."""
+class BoundMethod(functools.partial[Any], Generic[_P, _R_co]):
+    """``obj.method`` for a transformed method: a C-level ``functools.partial`` for calls; other attributes
+    (``trace_count``, ...) are the function's. Typed as the method without ``self``:
+    ``BoundMethod[[jax.Array, int], jax.Array]`` (a jitted one is a ``JitMethod``)."""
 
-    def lower(self, *args: Any, **kwargs: Any) -> Any:
-        """Lowered for ``obj``: its ``compile()`` is called without ``obj``, as the method is."""
-        return self.func.lower(*self.args, *args, **kwargs).bind(*self.args)  # type: ignore[attr-defined]
+    if TYPE_CHECKING:  # the call stays functools.partial's own, in C
+        def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R_co: ...
 
-    def trace(self, *args: Any, **kwargs: Any) -> Any:
-        return self.func.trace(*self.args, *args, **kwargs)  # type: ignore[attr-defined]
-
-    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
-        return self.func.eval_shape(*self.args, *args, **kwargs)  # type: ignore[attr-defined]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.func, name)
+        @property
+        def trace_count(self) -> int: ...
+        @property
+        def retraces(self) -> tuple[_stats.Retrace, ...]: ...
+        def cache_info(self) -> _stats.CacheInfo: ...
+        def clear_cache(self) -> None: ...
+    else:  # typed above, so that a misspelt attribute is reported
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.func, name)
 
 
 def _general_call(self: StaticFunction[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

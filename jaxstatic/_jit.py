@@ -11,19 +11,25 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, TypeVar, overload
 
 import jax
-from typing_extensions import ParamSpec
+from typing_extensions import ParamSpec, Self
 
 from . import _options
 from ._aot import Compilation, Lowered
-from ._core import Slot, StaticFunction
+from ._core import BoundMethod, Slot, StaticFunction
 from ._errors import unknown_options_error
 from ._plan import Layout, Plan
 
-_P = ParamSpec("_P")
+if TYPE_CHECKING:
+    from jax.stages import Traced
+
+_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
+_P2 = ParamSpec("_P2")
 _R = TypeVar("_R")
+_R2 = TypeVar("_R2")
+_T = TypeVar("_T")
 
 
 @functools.cache
@@ -121,18 +127,44 @@ class JitFunction(StaticFunction[_P, _R]):
             self._add(key, program, slot)
         return plan, key, result
 
-    def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered:
+    def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:
         """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature."""
         plan, key, lowered = self._with_program("lower", args, kwargs)
         return Lowered(Compilation(self._function, plan, key, lambda a, k: self._shape(a, k)[0], self._key), lowered)
 
-    def trace(self, *args: _P.args, **kwargs: _P.kwargs) -> Any:
+    def trace(self, *args: _P.args, **kwargs: _P.kwargs) -> Traced:
         """Trace for these arguments, as ``jax.jit(f).trace``: JAX's ``Traced`` (``.jaxpr``, ``.lower()``)."""
-        return self._with_program("trace", args, kwargs)[2]
+        return self._with_program("trace", args, kwargs)[2]  # type: ignore[no-any-return]
 
     def eval_shape(self, *args: _P.args, **kwargs: _P.kwargs) -> Any:
         """The shapes and dtypes of the result for these arguments, without running anything."""
         return self._with_program("eval_shape", args, kwargs)[2]
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> Self: ...
+    @overload
+    def __get__(
+        self: JitFunction[Concatenate[_T, _P2], _R2], instance: _T, owner: type | None = None
+    ) -> JitMethod[_P2, _R2]: ...
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        """A method: ``obj.apply`` is a ``JitMethod``, whose calls, ``lower``, ``trace`` and ``eval_shape`` pass
+        ``obj`` as the first argument."""
+        return self if instance is None else JitMethod(self, instance)
+
+
+class JitMethod(BoundMethod[_P, _R]):
+    """``obj.method`` for a jitted method: called as the method is, and ``lower``, ``trace`` and ``eval_shape`` bind
+    ``obj`` too. Typed as the method without ``self``: ``JitMethod[[jax.Array, int], jax.Array]``."""
+
+    def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:
+        """Lowered for ``obj``: its ``compile()`` is called without ``obj``, as the method is."""
+        return self.func.lower(*self.args, *args, **kwargs).bind(*self.args)  # type: ignore[attr-defined, no-any-return]
+
+    def trace(self, *args: _P.args, **kwargs: _P.kwargs) -> Traced:
+        return self.func.trace(*self.args, *args, **kwargs)  # type: ignore[attr-defined, no-any-return]
+
+    def eval_shape(self, *args: _P.args, **kwargs: _P.kwargs) -> Any:
+        return self.func.eval_shape(*self.args, *args, **kwargs)  # type: ignore[attr-defined]
 
 
 @overload
@@ -163,4 +195,4 @@ def jit(fn: Callable[_P, _R] | None = None, /, *, max_traces: int | None = None,
     return JitFunction(fn, max_traces=max_traces, cache_size=cache_size, **jax_options)
 
 
-__all__ = ["JitFunction", "jit"]
+__all__ = ["JitFunction", "JitMethod", "jit"]

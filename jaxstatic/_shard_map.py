@@ -30,7 +30,7 @@ from ._core import Slot, StaticFunction
 from ._errors import option_error
 from ._plan import Layout, Plan
 
-_P = ParamSpec("_P")
+_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
 _R = TypeVar("_R")
 
 _VARIADIC = ("varpos", "varkw")

@@ -35,7 +35,7 @@ from ._errors import option_error
 from ._plan import Layout, Plan
 from ._shard_map import packed, program_names
 
-_P = ParamSpec("_P")
+_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
 _R = TypeVar("_R")
 
 _VARIADIC = ("varpos", "varkw")

@@ -45,7 +45,7 @@ from mypy.types import (
 from . import _deps, _messages
 from ._chain import report
 from ._errorcodes import UNHASHABLE
-from ._fullnames import DATACLASS_REPLACE, FUNCTOOLS_PARTIAL, PARTIAL_ATTR
+from ._fullnames import BOUND_METHOD, DATACLASS_REPLACE, FUNCTOOLS_PARTIAL, PARTIAL_ATTR
 from ._hashability import converted_field, is_pytree_dataclass
 from ._markers import has_static as _has_static, is_static
 from ._values import checked_type, expression_type, judge_value
@@ -131,6 +131,11 @@ def check_bound_self(api: CheckerPluginInterface, receiver: Type, call: CallExpr
     owner = get_proper_type(receiver)
     if not isinstance(callee, MemberExpr) or not isinstance(owner, Instance) or not isinstance(api, TypeChecker):
         return
+    if owner.type.has_base(BOUND_METHOD):  # the call of a bound transformed method: judge the object it is bound to
+        bound_to = api.lookup_type_or_none(callee.expr)
+        owner = get_proper_type(bound_to) if bound_to is not None else owner
+        if not isinstance(owner, Instance):
+            return
     sym = owner.type.get(callee.name)
     node = sym.node if sym is not None else None
     func = node.func if isinstance(node, Decorator) else node

@@ -51,8 +51,10 @@ assert_type(configured(x), jax.Array)
 assert_type(configured(x, n=3), jax.Array)
 configured(x, m=3)  # type: ignore
 
-assert_type(jitted.lower(x, 2), js.Lowered)
-assert_type(jitted.lower(x, 2).compile(), js.Compiled)
+lowered: js.Lowered[[jax.Array, int], jax.Array] = jitted.lower(x, 2)
+compiled: js.Compiled[[jax.Array, int], jax.Array] = lowered.compile()
+assert_type(compiled(x, 2), jax.Array)
+compiled(x, "2")  # type: ignore
 assert_type(jitted.trace_count, int)
 assert_type(jitted.cache_info(), js.CacheInfo)
 assert_type(jitted.retraces, tuple[js.Retrace, ...])
@@ -70,6 +72,10 @@ class Model:
 
 assert_type(Model().apply(x, 2), jax.Array)
 Model().apply(x, "2")  # type: ignore
+bound: js.JitMethod[[jax.Array, int], jax.Array] = Model().apply
+as_bound_method: js.BoundMethod[[jax.Array, int], jax.Array] = bound
+assert_type(bound.trace_count, int)
+assert_type(bound.lower(x, 2).compile()(x, 2), jax.Array)
 
 # jaxstatic functions compose with jax's transforms.
 assert_type(jax.vmap(jitted, in_axes=(0, None))(x, 2), jax.Array)
