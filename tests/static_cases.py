@@ -199,7 +199,8 @@ CASES: tuple[Case, ...] = (
     Case("mapping_proxy", "types.MappingProxyType({'lr': 0.1})", "types.MappingProxyType[str, float]", False, False,
          ""),
     Case("generic_holder_of_list", "Box([1])", "Box[list[int]]", False, False, ""),
-    Case("nested_generic_holder_with_array", "Box(Box(jnp.zeros(3)))", "Box[Box[jax.Array]]", False, False, ""),
+    Case("nested_generic_holder_with_array", "Box(Box(jnp.zeros(3)))", "Box[Box[jax.Array]]", False, False,
+         ".item.item"),
 )
 """In ``nested_array`` and the ``*_with_array`` calls the declared type holds ``Any``: the plugin finds the array by
 judging the literal's items, or the values a container's constructor stores."""
