@@ -1,0 +1,139 @@
+"""``python -m jaxstatic.migrate``: files found, each rule run on each, the result written, diffed or checked.
+
+Every rule is a LibCST codemod (``_migrate_jit``, ``_migrate_dataclass``); each keeps the file's formatting and
+comments, adds the imports it uses (``import jaxstatic as js``, ``from jaxstatic import Static``, ``typing.Any``)
+and removes those its rewrite left unused. A site a rule cannot convert safely is left as it was and reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import pathlib
+import sys
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.metadata import Assignment, GlobalScope, MetadataWrapper, ScopeProvider
+
+from . import _migrate_dataclass, _migrate_jit
+from ._migrate_common import Rule, Site
+
+RULES: tuple[type[Rule], ...] = (*_migrate_jit.RULES, *_migrate_dataclass.RULES)
+# the names the rewritten code uses, and the imports they must come from
+NAMES = {"js": ("jaxstatic", None), "Static": ("jaxstatic", "Static"), "Any": ("typing", "Any")}
+
+
+def migrate_source(source: str | bytes, path: str) -> tuple[cst.Module, list[Site]]:
+    """The module ``source`` converted by every rule, and the sites each looked at. Raises ParserSyntaxError."""
+    module = cst.parse_module(source)
+    sites: list[Site] = []
+    taken = _taken_name(module)
+    if taken is not None:
+        sites.append(Site(path, taken[0], "JS000", False, f"the name {taken[1]!r} is bound to something else in "
+                                                            "this file; the converted code would need it"))
+        return module, sites
+    first = module.body[0] if module.body else None
+    for rule in RULES:
+        module = rule(CodemodContext(filename=path), sites).transform_module(module)
+    return _no_leading_blank(module, first), sorted(sites, key=lambda s: s.line)
+
+
+def _no_leading_blank(module: cst.Module, first: cst.CSTNode | None) -> cst.Module:
+    """``module`` without the blank lines a removed first import leaves at its top."""
+    head = module.body[0] if module.body else None
+    if head is None or head is first or not isinstance(head, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        return module
+    lines = list(head.leading_lines)
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    return module.with_changes(body=[head.with_changes(leading_lines=lines), *module.body[1:]])
+
+
+def _taken_name(module: cst.Module) -> tuple[int, str] | None:
+    """(line, name) of a module-level binding of ``js``, ``Static`` or ``Any`` that is not the import we add."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    scope = next((s for s in scopes.values() if isinstance(s, GlobalScope)), None)
+    if scope is None:
+        return None
+    for name, (source, obj) in NAMES.items():
+        for assignment in scope.assignments[name]:
+            node = assignment.node if isinstance(assignment, Assignment) else None
+            if not _imports(node, source, obj):
+                line = 1 if node is None else _line(module, node)
+                return line, name
+    return None
+
+
+def _imports(node: cst.CSTNode | None, source: str, obj: str | None) -> bool:
+    if isinstance(node, cst.Import):
+        return obj is None and any(cst.Module([]).code_for_node(a.name) == source for a in node.names)
+    if isinstance(node, cst.ImportFrom) and node.module is not None:
+        return obj is not None and cst.Module([]).code_for_node(node.module) in (source, "typing_extensions")
+    return False
+
+
+def _line(module: cst.Module, node: cst.CSTNode) -> int:
+    text = module.code
+    return text[: text.find(cst.Module([]).code_for_node(node))].count("\n") + 1 if node else 1
+
+
+def python_files(paths: Sequence[str]) -> Iterator[pathlib.Path]:
+    """Each ``.py`` file given, or found under a folder given (hidden folders and caches skipped)."""
+    for given in map(pathlib.Path, paths):
+        if given.is_dir():
+            for found in sorted(given.rglob("*.py")):
+                parts = found.relative_to(given).parts[:-1]
+                if not any(p.startswith(".") or p == "__pycache__" for p in parts):
+                    yield found
+        else:
+            yield given
+
+
+def _parser() -> argparse.ArgumentParser:
+    rules = "\n".join(f"  {r.CODE}  {r.DESCRIPTION}" for r in RULES if r.DESCRIPTION != Rule.DESCRIPTION)
+    parser = argparse.ArgumentParser(
+        prog="python -m jaxstatic.migrate", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Move JAX code to jaxstatic: static_argnums/static_argnames and pytree dataclasses become "
+                    "Static[...] annotations. Files are rewritten in place unless --diff or --check is given.",
+        epilog=f"rules:\n{rules}")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="files, or folders searched for *.py")
+    parser.add_argument("--diff", action="store_true", help="print a unified diff and write nothing")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file would change")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    write = not (args.diff or args.check)
+    sites: list[Site] = []
+    changed, failed, count = [], [], 0
+    for path in python_files(args.paths):
+        count += 1
+        before = path.read_bytes()
+        try:
+            module, found = migrate_source(before, str(path))
+        except cst.ParserSyntaxError as error:
+            failed.append(path)
+            print(f"{path}:{error.raw_line}: not converted: it does not parse ({error.message})")
+            continue
+        sites += found
+        after = module.bytes
+        if after == before:
+            continue
+        changed.append(path)
+        if args.diff:
+            sys.stdout.writelines(difflib.unified_diff(
+                before.decode(module.encoding).splitlines(keepends=True), module.code.splitlines(keepends=True),
+                f"a/{path}", f"b/{path}"))
+        if write:
+            path.write_bytes(after)
+    for site in sites:
+        print(site)
+    done = sum(s.converted for s in sites)
+    verb = "rewritten" if write else "would change"
+    print(f"jaxstatic.migrate: {done} sites converted, {len(sites) - done} left; {len(changed)} of {count} files "
+          f"{verb}" + (f"; {len(failed)} did not parse" if failed else ""))
+    return 1 if failed or (args.check and changed) else 0
