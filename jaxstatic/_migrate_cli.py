@@ -36,6 +36,8 @@ def migrate_source(source: str | bytes, path: str) -> tuple[cst.Module, list[Sit
         return module, sites
     first = module.body[0] if module.body else None
     for rule in RULES:
+        if not rule.applies(module.code):
+            continue
         module = rule(CodemodContext(filename=path), sites).transform_module(module)
     return _no_leading_blank(module, first), sorted(sites, key=lambda s: s.line)
 
@@ -43,7 +45,7 @@ def migrate_source(source: str | bytes, path: str) -> tuple[cst.Module, list[Sit
 def _no_leading_blank(module: cst.Module, first: cst.CSTNode | None) -> cst.Module:
     """``module`` without the blank lines a removed first import leaves at its top."""
     head = module.body[0] if module.body else None
-    if head is None or head is first or not isinstance(head, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+    if head is None or first is None or head.deep_equals(first) or not isinstance(head, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
         return module
     lines = list(head.leading_lines)
     while lines and lines[0].comment is None:

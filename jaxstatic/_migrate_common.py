@@ -10,7 +10,7 @@ from collections.abc import Collection, Sequence
 from typing import ClassVar
 
 import libcst as cst
-from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
+from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import PositionProvider, ProviderT, QualifiedNameProvider, ScopeProvider
 
@@ -39,11 +39,22 @@ class Rule(VisitorBasedCodemodCommand):
     """A numbered codemod. Subclasses set ``CODE`` and ``DESCRIPTION`` and call ``converted``/``left`` per site."""
 
     CODE = "JS000"
+    # a rule runs only on a file whose text holds each of these (each rule is a pass over the whole file)
+    TRIGGERS: tuple[str, ...] = ()
+
+    @classmethod
+    def applies(cls, source: str) -> bool:
+        return all(t in source for t in cls.TRIGGERS)
     METADATA_DEPENDENCIES: ClassVar[Collection[ProviderT]] = (PositionProvider, QualifiedNameProvider, ScopeProvider)
 
     def __init__(self, context: CodemodContext, sites: list[Site]) -> None:
         super().__init__(context)
         self.sites = sites
+
+    def _instantiate_and_run(self, transform: type[Codemod], tree: cst.Module) -> cst.Module:
+        if transform is RemoveImportsVisitor:
+            transform = _RemoveImports
+        return super()._instantiate_and_run(transform, tree)
 
     def _site(self, node: cst.CSTNode, converted: bool, message: str) -> None:
         line = self.get_metadata(PositionProvider, node).start.line
@@ -81,6 +92,38 @@ class Rule(VisitorBasedCodemodCommand):
     def is_static(self, annotation: cst.Annotation | None) -> bool:
         value = annotation.annotation if annotation else None
         return isinstance(value, cst.Subscript) and self.is_one_of(value.value, STATIC_NAMES)
+
+
+class _RemoveImports(RemoveImportsVisitor):
+    """LibCST's, but the blank lines and comments above an import statement it removes stay where they were
+    (above the next statement), so import groups stay apart and the module docstring keeps its blank line."""
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body, carried = list(updated_node.body), list[cst.EmptyLine]()
+        j = 0
+        for stmt in original_node.body:
+            if j >= len(body) or not (stmt.deep_equals(body[j]) or _same_import(stmt, body[j])):
+                carried += stmt.leading_lines
+                continue
+            if carried and j < len(body) and not body[j].leading_lines:
+                body[j] = body[j].with_changes(leading_lines=carried)
+            carried = []
+            j += 1
+        return updated_node.with_changes(body=body)
+
+
+def _same_import(original: cst.CSTNode, updated: cst.CSTNode) -> bool:
+    """Whether ``updated`` is ``original`` with some imported names removed."""
+    if not (isinstance(original, cst.SimpleStatementLine) and isinstance(updated, cst.SimpleStatementLine)):
+        return False
+    if len(original.body) != 1 or len(updated.body) != 1:
+        return False
+    a, b = original.body[0], updated.body[0]
+    if isinstance(a, cst.ImportFrom) and isinstance(b, cst.ImportFrom):
+        return a.module is not None and b.module is not None and a.module.deep_equals(b.module)
+    if isinstance(a, cst.Import) and isinstance(b, cst.Import):
+        return {code(n) for n in b.names} <= {code(n) for n in a.names}
+    return False
 
 
 def js_attr(name: str) -> cst.Attribute:

@@ -121,6 +121,7 @@ class _DataclassRule(Rule):
 
 class JaxDataclasses(_DataclassRule):
     CODE = "JS005"
+    TRIGGERS = ("jax_dataclasses",)
     DESCRIPTION = "jax_dataclasses: @jdc.pytree_dataclass, jdc.Static[T], jdc.jit -> @js.dataclass, Static[T], js.jit"
     DECORATOR = "jax_dataclasses.pytree_dataclass"
     STATIC_FIELD = "jax_dataclasses.static_field"
@@ -198,6 +199,7 @@ def _first_use(rule: Rule, module: cst.Module, name: str) -> cst.CSTNode | None:
 
 class FlaxStruct(_DataclassRule):
     CODE = "JS006"
+    TRIGGERS = ("flax",)
     DESCRIPTION = "flax.struct: @struct.dataclass, struct.field(pytree_node=False) -> @js.dataclass, Static[T]"
     DECORATOR = "flax.struct.dataclass"
     STATIC_FIELD = "flax.struct.field"

@@ -50,6 +50,8 @@ TRANSFORMS = {"jax.jit": JIT, "jax.pmap": PMAP}
 class _Jitting(Rule):
     """What the four rules share: reading the static options against a signature and rewriting both."""
 
+    TRIGGERS: tuple[str, ...] = ("static_arg",)
+
     def transform_of(self, node: cst.BaseExpression) -> Transform | None:
         return next((TRANSFORMS[n] for n in self.qualified(node) if n in TRANSFORMS), None)
 
@@ -161,6 +163,7 @@ class _DecoratorRule(_Jitting):
 
 class PartialJit(_DecoratorRule):
     CODE = "JS001"
+    TRIGGERS = ("partial", "static_arg")
     DESCRIPTION = "@partial(jax.jit, static_argnums/static_argnames=...) -> @js.jit and Static[...] parameters"
 
     def match(self, decorator: cst.Decorator) -> tuple[cst.Call, Transform, bool] | None:
@@ -184,6 +187,7 @@ class JitDecoratorCall(_DecoratorRule):
 
 class PmapDecorator(_DecoratorRule):
     CODE = "JS004"
+    TRIGGERS = ("partial", "static_broadcasted_argnums")
     DESCRIPTION = "jax.pmap(static_broadcasted_argnums=...) -> js.pmap and Static[...] parameters"
 
     def match(self, decorator: cst.Decorator) -> tuple[cst.Call, Transform, bool] | None:
@@ -276,6 +280,7 @@ class JitCall(_CallRule):
 
 class PmapCall(_CallRule):
     CODE = "JS004"
+    TRIGGERS = ("static_broadcasted_argnums",)
     DESCRIPTION = "jax.pmap(f, static_broadcasted_argnums=...) of a function in the file -> js.pmap(f, ...)"
     TRANSFORM = PMAP
 
@@ -284,6 +289,7 @@ class LeftPartials(_Jitting):
     """``partial(jax.jit, static...)`` anywhere but as a decorator: reported, never rewritten."""
 
     CODE = "JS001"
+    TRIGGERS = ("partial", "static_")
 
     def visit_Decorator(self, node: cst.Decorator) -> bool:
         return False  # the decorator rules report these
