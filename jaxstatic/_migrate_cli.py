@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.diff:
             sys.stdout.writelines(difflib.unified_diff(
                 before.decode(module.encoding).splitlines(keepends=True), module.code.splitlines(keepends=True),
-                f"a/{path}", f"b/{path}"))
+                str(path), str(path)))
         if write:
             path.write_bytes(after)
     for site in sites:

@@ -234,7 +234,8 @@ class _CallRule(_Jitting):
             raise Left(f"{target.value} is {'assigned more than once' if found else 'not defined'} in this file")
         node = found[0].node if isinstance(found[0], Assignment) else None
         if isinstance(node, (cst.Import, cst.ImportFrom)):
-            raise Left(f"{target.value} is defined in another file ({code(node)}); give that file too")
+            raise Left(f"{target.value} is defined in another file ({code(node)}): annotate its parameters "
+                       f"Static[...] there and use js.{self.TRANSFORM.name} here")
         if not isinstance(node, cst.FunctionDef):
             raise Left(f"{target.value} is not a function defined with def in this file")
         if node.decorators:
