@@ -8,6 +8,7 @@ and removes those its rewrite left unused. A site a rule cannot convert safely i
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import pathlib
 import sys
@@ -19,8 +20,9 @@ from libcst.metadata import Assignment, GlobalScope, MetadataWrapper, ScopeProvi
 
 from . import _migrate_dataclass, _migrate_jit
 from ._migrate_common import Rule, Site
+from ._migrate_jit import Unrecognised
 
-RULES: tuple[type[Rule], ...] = (*_migrate_jit.RULES, *_migrate_dataclass.RULES)
+RULES: tuple[type[Rule], ...] = (*_migrate_jit.RULES, *_migrate_dataclass.RULES, Unrecognised)
 # the names the rewritten code uses, and the imports they must come from
 NAMES = {"js": ("jaxstatic", None), "Static": ("jaxstatic", "Static"), "Any": ("typing", "Any")}
 
@@ -35,11 +37,36 @@ def migrate_source(source: str | bytes, path: str) -> tuple[cst.Module, list[Sit
                                                             "this file; the converted code would need it"))
         return module, sites
     first = module.body[0] if module.body else None
+    to_original = list(range(len(module.code.splitlines()) + 2))  # line of the current code -> line of the file's
     for rule in RULES:
         if not rule.applies(module.code):
             continue
-        module = rule(CodemodContext(filename=path), sites).transform_module(module)
-    return _no_leading_blank(module, first), sorted(sites, key=lambda s: s.line)
+        found: list[Site] = []
+        before = module.code
+        module = rule(CodemodContext(filename=path), found).transform_module(module)
+        sites += [dataclasses.replace(s, line=to_original[min(s.line, len(to_original) - 1)]) for s in found]
+        if module.code != before:
+            to_original = _line_map(before, module.code, to_original)
+    return _no_leading_blank(module, first), _unique(sites)
+
+
+def _line_map(before: str, after: str, to_original: list[int]) -> list[int]:
+    """``to_original`` carried over a rewrite: each line of ``after`` to the file's line it came from (a changed
+    line to the first line of what it replaced), so every rule reports the lines the user's file has."""
+    old, new = before.splitlines(), after.splitlines()
+    mapped = [0] * (len(new) + 2)
+    for tag, i1, _i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        for j in range(j1, j2):
+            i = i1 + (j - j1) if tag == "equal" else i1
+            mapped[j + 1] = to_original[min(i + 1, len(to_original) - 1)]
+    mapped[len(new) + 1] = to_original[-1]
+    return mapped
+
+
+def _unique(sites: list[Site]) -> list[Site]:
+    """One report per place, by line: a site some rule looked at is not reported again as unrecognised."""
+    seen = {(s.line) for s in sites if s.rule != Unrecognised.CODE}
+    return sorted((s for s in sites if s.rule != Unrecognised.CODE or s.line not in seen), key=lambda s: s.line)
 
 
 def _no_leading_blank(module: cst.Module, first: cst.CSTNode | None) -> cst.Module:

@@ -303,4 +303,19 @@ class LeftPartials(_Jitting):
                           " on the function and annotate its parameters")
 
 
+class Unrecognised(Rule):
+    """A call still given static positions or names after every rule, through a name no rule recognised (a
+    ``partial`` or ``jit`` bound by assignment): reported, never rewritten."""
+
+    CODE = "JS000"
+    TRIGGERS = ("static_",)
+    OPTIONS = frozenset({"static_argnums", "static_argnames", "static_broadcasted_argnums"})
+
+    def visit_Call(self, node: cst.Call) -> None:
+        option = next((a.keyword.value for a in node.args if a.keyword and a.keyword.value in self.OPTIONS), None)
+        if option is not None and not self.is_one_of(node.func, ("jax.checkpoint", "jax.remat")):
+            self.left(node, f"{code(node.func)}(..., {option}=...) is not a call of jax.jit or jax.pmap this "
+                            "tool recognises; convert it by hand")
+
+
 RULES: tuple[type[Rule], ...] = (PartialJit, JitDecoratorCall, JitCall, PmapDecorator, PmapCall, LeftPartials)

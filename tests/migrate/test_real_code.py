@@ -33,15 +33,16 @@ def _dedent(text: str, indent: str) -> str:
 def _before_blocks() -> list[tuple[str, str]]:
     """(code, expected output) of each block under a "before" tab of the page."""
     found = []
-    for tab in re.finditer(r'^=== "before"\n', PAGE, re.MULTILINE):
-        match = _FENCE.search(PAGE, tab.end())
+    start = PAGE.index("share one set of imports")  # the examples after the one-command section's
+    for tab in re.finditer(r'^=== "before"\n', PAGE[start:], re.MULTILINE):
+        match = _FENCE.search(PAGE, start + tab.end())
         assert match is not None
         indent, code, output = match.group(1), match.group(2), match.group(3) or ""
         found.append((_dedent(code, indent), _dedent(output, indent)))
     return found
 
 
-IMPORTS = _FENCE.search(PAGE)
+IMPORTS = _FENCE.search(PAGE, PAGE.index("share one set of imports"))
 assert IMPORTS is not None
 SHARED = IMPORTS.group(2) + "import equinox as eqx\nimport jax_dataclasses as jdc\n\n\n"
 BEFORE = _before_blocks()
@@ -66,6 +67,16 @@ def test_docs_before_examples_convert_and_print_the_same(index: int) -> None:
         assert "jax.jit" not in module.code and "jdc." not in module.code and "struct." not in module.code
     assert _printed(source, f"migrate_doc_{index}_before") == expected
     assert _printed(module.code, f"migrate_doc_{index}_after") == expected
+
+
+def test_the_pages_own_before_and_after() -> None:
+    top = PAGE[: PAGE.index("share one set of imports")]
+    (before, _), (after, _) = [(_dedent(m.group(2), m.group(1)), None) for m in _FENCE.finditer(top)]
+    module, sites = migrate_source(before, "src/model.py")
+    assert module.code == after
+    report = [str(s) for s in sites]
+    for line in report:
+        assert line in top, line
 
 
 def test_docs_examples_found() -> None:
