@@ -99,6 +99,12 @@ class _Jitting(Rule):
                     if s not in named:
                         raise Left(f"{option} names {s!r}, which is not a named parameter of {fn.name.value}()")
                     names.add(s)
+        annotated = [p.name.value for p in [*positional, *params.kwonly_params]
+                     if self.is_static(p.annotation) and p.name.value not in names]
+        if annotated:
+            # JAX ignores that annotation, js.jit would not: the parameter would turn static
+            raise Left(f"{fn.name.value}() already annotates {annotated[0]!r} Static, which {transform.name} here "
+                       "traces")
         return names
 
     def annotate(self, fn: cst.FunctionDef, names: set[str]) -> cst.FunctionDef:

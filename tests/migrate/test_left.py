@@ -43,6 +43,10 @@ LEFT = {
     "different statics at two calls": (
         "def f(x, n, m):\n    return x\n\ng = jax.jit(f, static_argnums=1)\nh = jax.jit(f, static_argnums=2)\n",
         r":8: JS003 left: f\(\) is made static on different parameters at different calls"),
+    "Static already on a parameter JAX traces": (
+        "from jaxstatic import Static\n\n@partial(jax.jit, static_argnums=1)\ndef f(x, n, m: Static[int]):\n"
+        "    return x\n",
+        r":7: JS001 left: f\(\) already annotates 'm' Static, which jit here traces"),
     "positional option": (
         "def f(x, n):\n    return x\n\ng = jax.jit(f, None, static_argnums=1)\n",
         r"JS003 left: option None given by position; give it by name"),
@@ -103,3 +107,20 @@ def test_a_left_site_does_not_stop_the_others() -> None:
     assert "@js.jit\ndef converted(x, n: Static[int]):" in module.code
     assert "from functools import partial" in module.code  # still used by the site left
     assert [(s.line, s.converted) for s in sites] == [(8, False), (13, True)]
+
+
+def test_a_function_converted_for_one_transform_is_left_for_another() -> None:
+    source = HEAD + textwrap.dedent("""\
+        def f(x, n, m):
+            return x
+
+
+        g = jax.jit(f, static_argnums=1)
+        h = jax.pmap(f, static_broadcasted_argnums=2)
+        """)
+    module, sites = migrate_source(source, "m.py")
+    assert "def f(x, n: Static[Any], m):" in module.code
+    assert "g = js.jit(f)\nh = jax.pmap(f, static_broadcasted_argnums=2)\n" in module.code  # jax.pmap ignores n's
+    assert [str(s) for s in sites] == [
+        "m.py:9: JS003 converted: f(): n now Static",
+        "m.py:10: JS004 left: f() already annotates 'n' Static, which pmap here traces"]
