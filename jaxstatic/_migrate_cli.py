@@ -3,6 +3,10 @@
 Every rule is a LibCST codemod (``_migrate_jit``, ``_migrate_dataclass``); each keeps the file's formatting and
 comments, adds the imports it uses (``import jaxstatic as js``, ``from jaxstatic import Static``, ``typing.Any``)
 and removes those its rewrite left unused. A site a rule cannot convert safely is left as it was and reported.
+
+Two passes: the first converts every file and collects the calls that jit a function imported from another file
+given (``_migrate_files``); the second annotates those functions where all such calls agree, and converts again
+the files whose calls do not, leaving those calls.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from libcst.metadata import Assignment, GlobalScope, MetadataWrapper, ScopeProvi
 
 from . import _migrate_dataclass, _migrate_jit
 from ._migrate_common import Rule, Site
+from ._migrate_files import KEY, Elsewhere, Request
 from ._migrate_jit import Unrecognised
 
 RULES: tuple[type[Rule], ...] = (*_migrate_jit.RULES, *_migrate_dataclass.RULES, Unrecognised)
@@ -27,8 +32,11 @@ RULES: tuple[type[Rule], ...] = (*_migrate_jit.RULES, *_migrate_dataclass.RULES,
 NAMES = {"js": ("jaxstatic", None), "Static": ("jaxstatic", "Static"), "Any": ("typing", "Any")}
 
 
-def migrate_source(source: str | bytes, path: str) -> tuple[cst.Module, list[Site]]:
-    """The module ``source`` converted by every rule, and the sites each looked at. Raises ParserSyntaxError."""
+def migrate_source(source: str | bytes, path: str, elsewhere: Elsewhere | None = None
+                   ) -> tuple[cst.Module, list[Site]]:
+    """The module ``source`` converted by every rule, and the sites each looked at. Raises ParserSyntaxError.
+
+    ``elsewhere``: the other files given, for functions jitted in one file and defined in another."""
     module = cst.parse_module(source)
     sites: list[Site] = []
     taken = _taken_name(module)
@@ -38,12 +46,14 @@ def migrate_source(source: str | bytes, path: str) -> tuple[cst.Module, list[Sit
         return module, sites
     first = module.body[0] if module.body else None
     to_original = list(range(len(module.code.splitlines()) + 2))  # line of the current code -> line of the file's
-    for rule in RULES:
+    rules: tuple[type[Rule], ...] = (*RULES, _migrate_jit.Requested) if elsewhere and path in elsewhere.annotate else RULES
+    for rule in rules:
         if not rule.applies(module.code):
             continue
         found: list[Site] = []
         before = module.code
-        module = rule(CodemodContext(filename=path), found).transform_module(module)
+        context = CodemodContext(filename=path, scratch={} if elsewhere is None else {KEY: elsewhere})
+        module = rule(context, found).transform_module(module)
         sites += [dataclasses.replace(s, line=to_original[min(s.line, len(to_original) - 1)]) for s in found]
         if module.code != before:
             to_original = _line_map(before, module.code, to_original)
@@ -134,26 +144,78 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _convert(paths: Sequence[pathlib.Path], elsewhere: Elsewhere
+             ) -> dict[pathlib.Path, tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError]:
+    results: dict[pathlib.Path, tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError] = {}
+    for path in paths:
+        before = path.read_bytes()
+        try:
+            results[path] = (before, *migrate_source(before, str(path), elsewhere))
+        except cst.ParserSyntaxError as error:
+            results[path] = error
+    return results
+
+
+def _statics(result: object, function: str) -> frozenset[str]:
+    """The parameters of top-level ``def function`` already annotated ``Static[...]`` in a first-pass result."""
+    if not isinstance(result, tuple):
+        return frozenset()
+    fn = next((s for s in result[1].body if isinstance(s, cst.FunctionDef) and s.name.value == function), None)
+    params = [] if fn is None else [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]
+    return frozenset(p.name.value for p in params if p.annotation is not None
+                     and cst.Module([]).code_for_node(p.annotation.annotation).startswith("Static["))
+
+
+def _settle(elsewhere: Elsewhere, results: dict[pathlib.Path, object]) -> tuple[set[str], set[str]]:
+    """The cross-file requests of the first pass, agreed or denied: (files to annotate, callers to convert again).
+    Agreed: every call names the same parameters, and the function's own file made no others static."""
+    by_function: dict[tuple[str, str], list[Request]] = {}
+    for r in elsewhere.requests:
+        by_function.setdefault((r.path, r.function), []).append(r)
+    targets: set[str] = set()
+    callers: set[str] = set()
+    for (path, function), requests in by_function.items():
+        own = _statics(results.get(pathlib.Path(path)), function)
+        if len({r.names for r in requests}) == 1 and own in (frozenset(), requests[0].names):
+            elsewhere.annotate.setdefault(path, {})[function] = requests[0].names
+            targets.add(path)
+            continue
+        where = ", ".join(f"{r.caller}:{r.line}" for r in requests)
+        elsewhere.deny[(path, function)] = (f"{function}() is made static on different parameters at different "
+                                            f"calls ({where})")
+        callers.update(r.caller for r in requests)
+    return targets, callers
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     write = not (args.diff or args.check)
+    paths = list(python_files(args.paths))
+    elsewhere = Elsewhere.of(paths)
+    results = _convert(paths, elsewhere)
+    targets, callers = _settle(elsewhere, dict(results))
+    elsewhere.requests.clear()
+    again = [p for p in paths if str(p) in targets | callers]
+    results.update(_convert(again, elsewhere))
+    return _report(results, args.diff, args.check, write)
+
+
+def _report(results: dict[pathlib.Path, tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError],
+            diff: bool, check: bool, write: bool) -> int:
     sites: list[Site] = []
-    changed, failed, count = [], [], 0
-    for path in python_files(args.paths):
-        count += 1
-        before = path.read_bytes()
-        try:
-            module, found = migrate_source(before, str(path))
-        except cst.ParserSyntaxError as error:
+    changed, failed = [], []
+    for path, result in results.items():
+        if isinstance(result, cst.ParserSyntaxError):
             failed.append(path)
-            print(f"{path}:{error.raw_line}: not converted: it does not parse ({error.message})")
+            print(f"{path}:{result.raw_line}: not converted: it does not parse ({result.message})")
             continue
+        before, module, found = result
         sites += found
         after = module.bytes
         if after == before:
             continue
         changed.append(path)
-        if args.diff:
+        if diff:
             sys.stdout.writelines(difflib.unified_diff(
                 before.decode(module.encoding).splitlines(keepends=True), module.code.splitlines(keepends=True),
                 str(path), str(path)))
@@ -163,6 +225,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(site)
     done = sum(s.converted for s in sites)
     verb = "rewritten" if write else "would change"
-    print(f"jaxstatic.migrate: {done} sites converted, {len(sites) - done} left; {len(changed)} of {count} files "
-          f"{verb}" + (f"; {len(failed)} did not parse" if failed else ""))
-    return 1 if failed or (args.check and changed) else 0
+    print(f"jaxstatic.migrate: {done} sites converted, {len(sites) - done} left; {len(changed)} of {len(results)} "
+          f"files {verb}" + (f"; {len(failed)} did not parse" if failed else ""))
+    return 1 if failed or (check and changed) else 0

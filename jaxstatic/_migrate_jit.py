@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 
 import libcst as cst
-from libcst.metadata import Assignment, ScopeProvider
+from libcst.metadata import Assignment, ParentNodeProvider, PositionProvider, ScopeProvider
 
 from ._migrate_common import (
     Left,
@@ -25,6 +25,7 @@ from ._migrate_common import (
     star_args,
     without,
 )
+from ._migrate_files import KEY, Elsewhere, Request
 
 PARTIAL = ("functools.partial",)
 # js.pmap's options (jaxstatic._vmap_pmap.pmap): any other is left for a person to look at
@@ -211,6 +212,7 @@ class _CallRule(_Jitting):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         self.collecting = True
+        self.external: dict[cst.FunctionDef, tuple[str, str]] = {}  # defs of other files: their path and name
         self.calls: dict[cst.Call, tuple[cst.FunctionDef, set[str], list[cst.Arg]]] = {}
         tree.visit(self)
         self.collecting = False
@@ -239,14 +241,38 @@ class _CallRule(_Jitting):
         if len(found) != 1:
             raise Left(f"{target.value} is {'assigned more than once' if found else 'not defined'} in this file")
         node = found[0].node if isinstance(found[0], Assignment) else None
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
-            raise Left(f"{target.value} is defined in another file ({code(node)}): annotate its parameters "
-                       f"Static[...] there and use js.{self.TRANSFORM.name} here")
+        if isinstance(node, cst.ImportFrom):
+            return self._imported(node, target.value)
+        if isinstance(node, cst.Import):
+            raise Left(f"{target.value} is defined in another file ({code(node)}) not given: annotate its "
+                       f"parameters Static[...] there and use js.{self.TRANSFORM.name} here")
         if not isinstance(node, cst.FunctionDef):
             raise Left(f"{target.value} is not a function defined with def in this file")
         if node.decorators:
             raise Left(f"{target.value}() is decorated, so its signature is not the one {self.TRANSFORM.name} sees")
         return node
+
+    def _imported(self, node: cst.ImportFrom, name: str) -> cst.FunctionDef:
+        """The def of ``name``, imported by ``node`` from another file given on the command line."""
+        elsewhere: Elsewhere | None = self.context.scratch.get(KEY)
+        aliases = [] if isinstance(node.names, cst.ImportStar) else node.names
+        alias = next((a for a in aliases if (a.evaluated_alias or a.evaluated_name) == name), None)
+        module = code(node.module) if node.module else ""
+        caller = self.context.filename or ""
+        path = None if elsewhere is None else elsewhere.module_path(module, len(node.relative), caller)
+        fn = None
+        if elsewhere is not None and path is not None and alias is not None:
+            fn = elsewhere.function(path, alias.evaluated_name)
+        if elsewhere is None or fn is None or path is None or alias is None:
+            raise Left(f"{name} is defined in another file ({code(node)}) not given: annotate its parameters "
+                       f"Static[...] there and use js.{self.TRANSFORM.name} here")
+        if fn.decorators:
+            raise Left(f"{name}() is decorated, so its signature is not the one {self.TRANSFORM.name} sees")
+        why = elsewhere.deny.get((path, alias.evaluated_name))
+        if why:
+            raise Left(why)
+        self.external[fn] = (path, alias.evaluated_name)
+        return fn
 
     def _agreed(self) -> dict[cst.FunctionDef, set[str]]:
         """Functions whose every converted call names the same statics; the others' calls are left."""
@@ -272,6 +298,11 @@ class _CallRule(_Jitting):
         if self.collecting or original_node not in self.calls:
             return updated_node
         fn, names, statics = self.calls[original_node]
+        if fn in self.external:
+            path, name = self.external[fn]
+            line = self.get_metadata(PositionProvider, original_node).start.line
+            self.context.scratch[KEY].requests.append(
+                Request(path, name, frozenset(names), self.context.filename or "", line))
         self.converted(original_node, f"{fn.name.value}(): {', '.join(sorted(names))} now Static")
         kept = without(updated_node.args, [a for a in updated_node.args if a.keyword and
                                            a.keyword.value in {s.keyword.value for s in statics if s.keyword}])
@@ -307,6 +338,24 @@ class LeftPartials(_Jitting):
             if transform is not None and self.static_args(node, transform):
                 self.left(node, f"partial(jax.{transform.name}, ...) not used as a decorator; use js.{transform.name}"
                           " on the function and annotate its parameters")
+
+
+class Requested(_Jitting):
+    """The functions of this file that calls in other files made static: their parameters annotated."""
+
+    CODE = "JS003"
+    TRIGGERS = ()
+    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, ParentNodeProvider)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        elsewhere = self.context.scratch.get(KEY)
+        wanted = {} if elsewhere is None else elsewhere.annotate.get(self.context.filename or "", {})
+        names = wanted.get(original_node.name.value)
+        if names is None or not isinstance(self.get_metadata(ParentNodeProvider, original_node), cst.Module):
+            return updated_node
+        self.converted(original_node, f"{original_node.name.value}(): {', '.join(sorted(names))} now Static "
+                                      "(jitted in another file)")
+        return self.annotate(updated_node, set(names))
 
 
 class Unrecognised(Rule):

@@ -90,3 +90,32 @@ def test_the_runtime_does_not_import_libcst() -> None:
     code = "import sys, jaxstatic; assert 'libcst' not in sys.modules, 'libcst imported'"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_function_jitted_in_another_file_given_too(tmp_path: pathlib.Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops.py").write_text("def power(x, k):\n    return x**k\n\n\ndef shift(x, by):\n    return x + by\n")
+    (pkg / "model.py").write_text(
+        "import jax\n\nfrom pkg.ops import power\nfrom .ops import shift\n\n"
+        "fast = jax.jit(power, static_argnums=1)\nsame = jax.jit(power, static_argnames='k')\n"
+        "a = jax.jit(shift, static_argnums=1)\nb = jax.jit(shift, static_argnums=0)\n")
+    assert main([str(pkg)]) == 0
+    assert (pkg / "ops.py").read_text() == (
+        "from jaxstatic import Static\nfrom typing import Any\n\n"
+        "def power(x, k: Static[Any]):\n    return x**k\n\n\ndef shift(x, by):\n    return x + by\n")
+    model = (pkg / "model.py").read_text()
+    assert "fast = js.jit(power)\nsame = js.jit(power)\n" in model
+    assert "a = jax.jit(shift, static_argnums=1)\nb = jax.jit(shift, static_argnums=0)\n" in model
+    assert main([str(pkg), "--check"]) == 0
+
+
+def test_a_function_of_a_file_not_given_is_left(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "ops.py").write_text("def power(x, k):\n    return x**k\n")
+    source = "import jax\n\nfrom ops import power\n\nfast = jax.jit(power, static_argnums=1)\n"
+    (tmp_path / "model.py").write_text(source)
+    assert main([str(tmp_path / "model.py")]) == 0
+    assert (tmp_path / "model.py").read_text() == source
+    assert ("model.py:5: JS003 left: power is defined in another file (from ops import power) not given"
+            in capsys.readouterr().out)

@@ -32,7 +32,8 @@ LEFT = {
         r":8: JS001 left: @deco below it changes the function jit sees"),
     "function from another file": (
         "from os.path import join\n\ng = jax.jit(join, static_argnums=1)\n",
-        r":7: JS003 left: join is defined in another file \(from os.path import join\): annotate its parameters "
+        r":7: JS003 left: join is defined in another file \(from os.path import join\) not given: annotate its "
+        r"parameters "
         r"Static\[...\] there and use js.jit here"),
     "not a function of the file": (
         "def f(x, n):\n    return x\n\ng = jax.jit(jax.grad(f), static_argnums=1)\n",
