@@ -39,24 +39,27 @@ def migrate_source(source: str | bytes, path: str, elsewhere: Elsewhere | None =
     ``elsewhere``: the other files given, for functions jitted in one file and defined in another."""
     module = cst.parse_module(source)
     sites: list[Site] = []
+    text = module.code
+    rules: tuple[type[Rule], ...] = (*RULES, _migrate_jit.Requested) if elsewhere and path in elsewhere.annotate else RULES
+    if not any(rule.applies(text) for rule in rules):
+        return module, sites  # most files of a project: parsed, and nothing more
     taken = _taken_name(module)
     if taken is not None:
         sites.append(Site(path, taken[0], "JS000", False, f"the name {taken[1]!r} is bound to something else in "
                                                             "this file; the converted code would need it"))
         return module, sites
     first = module.body[0] if module.body else None
-    to_original = list(range(len(module.code.splitlines()) + 2))  # line of the current code -> line of the file's
-    rules: tuple[type[Rule], ...] = (*RULES, _migrate_jit.Requested) if elsewhere and path in elsewhere.annotate else RULES
+    to_original = list(range(len(text.splitlines()) + 2))  # line of the current code -> line of the file's
     for rule in rules:
-        if not rule.applies(module.code):
+        if not rule.applies(text):
             continue
         found: list[Site] = []
-        before = module.code
         context = CodemodContext(filename=path, scratch={} if elsewhere is None else {KEY: elsewhere})
         module = rule(context, found).transform_module(module)
         sites += [dataclasses.replace(s, line=to_original[min(s.line, len(to_original) - 1)]) for s in found]
-        if module.code != before:
-            to_original = _line_map(before, module.code, to_original)
+        after = module.code
+        if after != text:
+            to_original, text = _line_map(text, after, to_original), after
     return _no_leading_blank(module, first), _unique(sites)
 
 

@@ -199,7 +199,7 @@ def _first_use(rule: Rule, module: cst.Module, name: str) -> cst.CSTNode | None:
 
 class FlaxStruct(_DataclassRule):
     CODE = "JS006"
-    TRIGGERS = ("flax",)
+    TRIGGERS = ("flax", "struct")
     DESCRIPTION = "flax.struct: @struct.dataclass, struct.field(pytree_node=False) -> @js.dataclass, Static[T]"
     DECORATOR = "flax.struct.dataclass"
     STATIC_FIELD = "flax.struct.field"

@@ -327,7 +327,11 @@ class LeftPartials(_Jitting):
     """``partial(jax.jit, static...)`` anywhere but as a decorator: reported, never rewritten."""
 
     CODE = "JS001"
-    TRIGGERS = ("partial", "static_")
+    TRIGGERS = ("partial",)
+
+    @classmethod
+    def applies(cls, source: str) -> bool:
+        return super().applies(source) and any(o in source for o in Unrecognised.OPTIONS)
 
     def visit_Decorator(self, node: cst.Decorator) -> bool:
         return False  # the decorator rules report these
@@ -363,8 +367,11 @@ class Unrecognised(Rule):
     ``partial`` or ``jit`` bound by assignment): reported, never rewritten."""
 
     CODE = "JS000"
-    TRIGGERS = ("static_",)
     OPTIONS = frozenset({"static_argnums", "static_argnames", "static_broadcasted_argnums"})
+
+    @classmethod
+    def applies(cls, source: str) -> bool:
+        return any(o in source for o in cls.OPTIONS)
 
     def visit_Call(self, node: cst.Call) -> None:
         option = next((a.keyword.value for a in node.args if a.keyword and a.keyword.value in self.OPTIONS), None)
