@@ -1,0 +1,233 @@
+"""``python -m jaxstatic.migrate``: files found, each rule run on each, the result written, diffed or checked.
+
+Every rule is a LibCST codemod (``_migrate_jit``, ``_migrate_dataclass``); each keeps the file's formatting and
+comments, adds the imports it uses (``import jaxstatic as js``, ``from jaxstatic import Static``, ``typing.Any``)
+and removes those its rewrite left unused. A site a rule cannot convert safely is left as it was and reported.
+
+Two passes: the first converts every file and collects the calls that jit a function imported from another file
+given (``_migrate_files``); the second annotates those functions where all such calls agree, and converts again
+the files whose calls do not, leaving those calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import pathlib
+import sys
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.metadata import Assignment, GlobalScope, MetadataWrapper, ScopeProvider
+
+from . import _migrate_dataclass, _migrate_jit
+from ._migrate_common import Rule, Site
+from ._migrate_files import KEY, Elsewhere, Request
+from ._migrate_jit import Unrecognised
+
+RULES: tuple[type[Rule], ...] = (*_migrate_jit.RULES, *_migrate_dataclass.RULES, Unrecognised)
+# the names the rewritten code uses, and the imports they must come from
+NAMES = {"js": ("jaxstatic", None), "Static": ("jaxstatic", "Static"), "Any": ("typing", "Any")}
+
+
+def migrate_source(source: str | bytes, path: str, elsewhere: Elsewhere | None = None
+                   ) -> tuple[cst.Module, list[Site]]:
+    """The module ``source`` converted by every rule, and the sites each looked at. Raises ParserSyntaxError.
+
+    ``elsewhere``: the other files given, for functions jitted in one file and defined in another."""
+    module = cst.parse_module(source)
+    sites: list[Site] = []
+    text = module.code
+    rules: tuple[type[Rule], ...] = (*RULES, _migrate_jit.Requested) if elsewhere and path in elsewhere.annotate else RULES
+    if not any(rule.applies(text) for rule in rules):
+        return module, sites  # most files of a project: parsed, and nothing more
+    taken = _taken_name(module)
+    if taken is not None:
+        sites.append(Site(path, taken[0], "JS000", False, f"the name {taken[1]!r} is bound to something else in "
+                                                            "this file; the converted code would need it"))
+        return module, sites
+    first = module.body[0] if module.body else None
+    to_original = list(range(len(text.splitlines()) + 2))  # line of the current code -> line of the file's
+    for rule in rules:
+        if not rule.applies(text):
+            continue
+        found: list[Site] = []
+        context = CodemodContext(filename=path, scratch={} if elsewhere is None else {KEY: elsewhere})
+        module = rule(context, found).transform_module(module)
+        sites += [dataclasses.replace(s, line=to_original[min(s.line, len(to_original) - 1)]) for s in found]
+        after = module.code
+        if after != text:
+            to_original, text = _line_map(text, after, to_original), after
+    return _no_leading_blank(module, first), _unique(sites)
+
+
+def _line_map(before: str, after: str, to_original: list[int]) -> list[int]:
+    """``to_original`` carried over a rewrite: each line of ``after`` to the file's line it came from (a changed
+    line to the first line of what it replaced), so every rule reports the lines the user's file has."""
+    old, new = before.splitlines(), after.splitlines()
+    mapped = [0] * (len(new) + 2)
+    for tag, i1, _i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        for j in range(j1, j2):
+            i = i1 + (j - j1) if tag == "equal" else i1
+            mapped[j + 1] = to_original[min(i + 1, len(to_original) - 1)]
+    mapped[len(new) + 1] = to_original[-1]
+    return mapped
+
+
+def _unique(sites: list[Site]) -> list[Site]:
+    """One report per place, by line: a site some rule looked at is not reported again as unrecognised."""
+    seen = {(s.line) for s in sites if s.rule != Unrecognised.CODE}
+    return sorted((s for s in sites if s.rule != Unrecognised.CODE or s.line not in seen), key=lambda s: s.line)
+
+
+def _no_leading_blank(module: cst.Module, first: cst.CSTNode | None) -> cst.Module:
+    """``module`` without the blank lines a removed first import leaves at its top."""
+    head = module.body[0] if module.body else None
+    if head is None or first is None or head.deep_equals(first) or not isinstance(head, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        return module
+    lines = list(head.leading_lines)
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    return module.with_changes(body=[head.with_changes(leading_lines=lines), *module.body[1:]])
+
+
+def _taken_name(module: cst.Module) -> tuple[int, str] | None:
+    """(line, name) of a module-level binding of ``js``, ``Static`` or ``Any`` that is not the import we add."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    scope = next((s for s in scopes.values() if isinstance(s, GlobalScope)), None)
+    if scope is None:
+        return None
+    for name, (source, obj) in NAMES.items():
+        for assignment in scope.assignments[name]:
+            node = assignment.node if isinstance(assignment, Assignment) else None
+            if not _imports(node, source, obj):
+                line = 1 if node is None else _line(module, node)
+                return line, name
+    return None
+
+
+def _imports(node: cst.CSTNode | None, source: str, obj: str | None) -> bool:
+    if isinstance(node, cst.Import):
+        return obj is None and any(cst.Module([]).code_for_node(a.name) == source for a in node.names)
+    if isinstance(node, cst.ImportFrom) and node.module is not None:
+        return obj is not None and cst.Module([]).code_for_node(node.module) in (source, "typing_extensions")
+    return False
+
+
+def _line(module: cst.Module, node: cst.CSTNode) -> int:
+    text = module.code
+    return text[: text.find(cst.Module([]).code_for_node(node))].count("\n") + 1 if node else 1
+
+
+def python_files(paths: Sequence[str]) -> Iterator[pathlib.Path]:
+    """Each ``.py`` file given, or found under a folder given (hidden folders and caches skipped)."""
+    for given in map(pathlib.Path, paths):
+        if given.is_dir():
+            for found in sorted(given.rglob("*.py")):
+                parts = found.relative_to(given).parts[:-1]
+                if not any(p.startswith(".") or p == "__pycache__" for p in parts):
+                    yield found
+        else:
+            yield given
+
+
+def _parser() -> argparse.ArgumentParser:
+    rules = "\n".join(f"  {r.CODE}  {r.DESCRIPTION}" for r in RULES if r.DESCRIPTION != Rule.DESCRIPTION)
+    parser = argparse.ArgumentParser(
+        prog="python -m jaxstatic.migrate", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Move JAX code to jaxstatic: static_argnums/static_argnames and pytree dataclasses become "
+                    "Static[...] annotations. Files are rewritten in place unless --diff or --check is given.",
+        epilog=f"rules:\n{rules}")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="files, or folders searched for *.py")
+    parser.add_argument("--diff", action="store_true", help="print a unified diff and write nothing")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file would change")
+    return parser
+
+
+def _convert(paths: Sequence[pathlib.Path], elsewhere: Elsewhere
+             ) -> dict[pathlib.Path, tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError]:
+    results: dict[pathlib.Path, tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError] = {}
+    for path in paths:
+        before = path.read_bytes()
+        try:
+            results[path] = (before, *migrate_source(before, str(path), elsewhere))
+        except cst.ParserSyntaxError as error:
+            results[path] = error
+    return results
+
+
+def _statics(result: object, function: str) -> frozenset[str]:
+    """The parameters of top-level ``def function`` already annotated ``Static[...]`` in a first-pass result."""
+    if not isinstance(result, tuple):
+        return frozenset()
+    fn = next((s for s in result[1].body if isinstance(s, cst.FunctionDef) and s.name.value == function), None)
+    params = [] if fn is None else [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]
+    return frozenset(p.name.value for p in params if p.annotation is not None
+                     and cst.Module([]).code_for_node(p.annotation.annotation).startswith("Static["))
+
+
+def _settle(elsewhere: Elsewhere, results: dict[pathlib.Path, object]) -> tuple[set[str], set[str]]:
+    """The cross-file requests of the first pass, agreed or denied: (files to annotate, callers to convert again).
+    Agreed: every call names the same parameters, and the function's own file made no others static."""
+    by_function: dict[tuple[str, str], list[Request]] = {}
+    for r in elsewhere.requests:
+        by_function.setdefault((r.path, r.function), []).append(r)
+    targets: set[str] = set()
+    callers: set[str] = set()
+    for (path, function), requests in by_function.items():
+        own = _statics(results.get(pathlib.Path(path)), function)
+        if len({r.names for r in requests}) == 1 and own in (frozenset(), requests[0].names):
+            elsewhere.annotate.setdefault(path, {})[function] = requests[0].names
+            targets.add(path)
+            continue
+        where = ", ".join(f"{r.caller}:{r.line}" for r in requests)
+        elsewhere.deny[(path, function)] = (f"{function}() is made static on different parameters at different "
+                                            f"calls ({where})")
+        callers.update(r.caller for r in requests)
+    return targets, callers
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    write = not (args.diff or args.check)
+    paths = list(python_files(args.paths))
+    elsewhere = Elsewhere.of(paths)
+    results = _convert(paths, elsewhere)
+    targets, callers = _settle(elsewhere, dict(results))
+    elsewhere.requests.clear()
+    again = [p for p in paths if str(p) in targets | callers]
+    results.update(_convert(again, elsewhere))
+    return _report(results, args.diff, args.check, write)
+
+
+def _report(results: dict[pathlib.Path, tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError],
+            diff: bool, check: bool, write: bool) -> int:
+    sites: list[Site] = []
+    changed, failed = [], []
+    for path, result in results.items():
+        if isinstance(result, cst.ParserSyntaxError):
+            failed.append(path)
+            print(f"{path}:{result.raw_line}: not converted: it does not parse ({result.message})")
+            continue
+        before, module, found = result
+        sites += found
+        after = module.bytes
+        if after == before:
+            continue
+        changed.append(path)
+        if diff:
+            sys.stdout.writelines(difflib.unified_diff(
+                before.decode(module.encoding).splitlines(keepends=True), module.code.splitlines(keepends=True),
+                str(path), str(path)))
+        if write:
+            path.write_bytes(after)
+    for site in sites:
+        print(site)
+    done = sum(s.converted for s in sites)
+    verb = "rewritten" if write else "would change"
+    print(f"jaxstatic.migrate: {done} sites converted, {len(sites) - done} left; {len(changed)} of {len(results)} "
+          f"files {verb}" + (f"; {len(failed)} did not parse" if failed else ""))
+    return 1 if failed or (check and changed) else 0

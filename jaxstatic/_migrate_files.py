@@ -1,0 +1,76 @@
+"""The cross-file pass: which top-level functions the files given define, by module name, so that
+``jax.jit(f, static_argnums=...)`` of an imported ``f`` can be converted when ``f``'s file is given too.
+
+A module name is every dotted tail of a file's path (``src/pkg/mod.py``: ``mod``, ``pkg.mod``, ``src.pkg.mod``), since
+which folder is on ``sys.path`` is not known; a name two files share resolves to neither.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import pathlib
+from collections.abc import Iterable
+
+import libcst as cst
+
+KEY = "jaxstatic.migrate.elsewhere"  # where the rules find it: CodemodContext.scratch
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """A call in one file that made static ``names`` of function ``function`` defined in file ``path``."""
+
+    path: str
+    function: str
+    names: frozenset[str]
+    caller: str
+    line: int
+
+
+@dataclasses.dataclass
+class Elsewhere:
+    modules: dict[str, str | None] = dataclasses.field(default_factory=dict)  # module name -> path (None: two)
+    requests: list[Request] = dataclasses.field(default_factory=list)
+    deny: dict[tuple[str, str], str] = dataclasses.field(default_factory=dict)  # (path, function) -> why
+    annotate: dict[str, dict[str, frozenset[str]]] = dataclasses.field(default_factory=dict)  # path -> {f: names}
+    _defs: dict[str, dict[str, cst.FunctionDef]] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def of(cls, paths: Iterable[pathlib.Path]) -> Elsewhere:
+        found = cls()
+        for path in paths:
+            parts = path.with_suffix("").parts
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            for i in range(len(parts) - 1, -1, -1):
+                name = ".".join(parts[i:])
+                found.modules[name] = None if name in found.modules else str(path)
+        return found
+
+    def module_path(self, module: str, relative: int, caller: str) -> str | None:
+        """The file given for ``from <dots><module> import ...`` written in file ``caller``."""
+        if relative:
+            base = pathlib.Path(caller).parents[relative - 1]
+            target = base.joinpath(*module.split(".")) if module else base
+            for candidate in (target.with_suffix(".py"), target / "__init__.py"):
+                if str(candidate) in self.modules.values():
+                    return str(candidate)
+            return None
+        return self.modules.get(module)
+
+    def function(self, path: str, name: str) -> cst.FunctionDef | None:
+        """The top-level ``def name`` of file ``path``, when the file defines ``name`` once, with that def."""
+        if path not in self._defs:
+            source = pathlib.Path(path).read_bytes()
+            try:
+                tree, module = ast.parse(source), cst.parse_module(source)
+            except (SyntaxError, cst.ParserSyntaxError):
+                self._defs[path] = {}
+                return None
+            bound = [t.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+                     for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                     if isinstance(t, ast.Name)]
+            defs = [s for s in module.body if isinstance(s, cst.FunctionDef)]
+            names = [d.name.value for d in defs] + bound
+            self._defs[path] = {d.name.value: d for d in defs if names.count(d.name.value) == 1}
+        return self._defs[path].get(name)

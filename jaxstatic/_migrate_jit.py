@@ -1,0 +1,383 @@
+"""Rules JS001-JS004: ``jax.jit``/``jax.pmap`` with static positions or names, to ``js.jit``/``js.pmap`` and
+``Static[...]`` annotations on the parameters they named.
+
+Each site is converted only when everything it says can be read from the source: literal positions and names of
+parameters of a function defined in the same file, whose signature is the one the transform sees (no decorator
+between). Every other option is kept as written: ``js.jit`` takes each ``jax.jit`` option with its meaning, and
+``donate_argnums``/``in_shardings``/``in_axes`` count parameters as JAX does, so their positions stay right.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.metadata import Assignment, ParentNodeProvider, PositionProvider, ScopeProvider
+
+from ._migrate_common import (
+    Left,
+    Rule,
+    code,
+    js_attr,
+    literal_ints,
+    literal_strs,
+    star_args,
+    without,
+)
+from ._migrate_files import KEY, Elsewhere, Request
+
+PARTIAL = ("functools.partial",)
+# js.pmap's options (jaxstatic._vmap_pmap.pmap): any other is left for a person to look at
+PMAP_OPTIONS = frozenset({"axis_name", "in_axes", "out_axes", "static_broadcasted_argnums", "devices", "backend",
+                          "axis_size", "donate_argnums"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Transform:
+    """A JAX transform the rules rewrite: its ``js`` name and the options that name static parameters."""
+
+    name: str
+    by_position: str
+    by_name: str | None
+    options: frozenset[str] | None  # None: every option is kept (js.jit takes all of jax.jit's)
+
+
+JIT = Transform("jit", "static_argnums", "static_argnames", None)
+PMAP = Transform("pmap", "static_broadcasted_argnums", None, PMAP_OPTIONS)
+TRANSFORMS = {"jax.jit": JIT, "jax.pmap": PMAP}
+
+
+class _Jitting(Rule):
+    """What the four rules share: reading the static options against a signature and rewriting both."""
+
+    TRIGGERS: tuple[str, ...] = ("static_arg",)
+
+    def transform_of(self, node: cst.BaseExpression) -> Transform | None:
+        return next((TRANSFORMS[n] for n in self.qualified(node) if n in TRANSFORMS), None)
+
+    def static_args(self, call: cst.Call, transform: Transform) -> list[cst.Arg]:
+        options = (transform.by_position, transform.by_name)
+        return [a for a in call.args if a.keyword is not None and a.keyword.value in options]
+
+    def check_options(self, call: cst.Call, transform: Transform, positional: int) -> None:
+        """Leave calls whose options cannot all be read or kept."""
+        star = star_args(call)
+        if star is not None:
+            raise Left(f"options forwarded through {code(star)}: which parameters are static is known only at run time")
+        extra = [a for a in call.args if a.keyword is None][positional:]
+        if extra:
+            raise Left(f"option {code(extra[0].value)} given by position; give it by name")
+        unknown = [a.keyword.value for a in call.args if a.keyword and transform.options is not None
+                   and a.keyword.value not in transform.options]
+        if unknown:
+            raise Left(f"option {unknown[0]!r} has no js.{transform.name} equivalent")
+
+    def static_names(self, statics: Sequence[cst.Arg], transform: Transform, fn: cst.FunctionDef) -> set[str]:
+        """The names of the parameters of ``fn`` that ``statics`` make static; ``Left`` when unsure."""
+        params = fn.params
+        positional = [*params.posonly_params, *params.params]
+        named = {p.name.value for p in [*positional, *params.kwonly_params]}
+        names: set[str] = set()
+        for arg in statics:
+            option = arg.keyword.value if arg.keyword else ""
+            if option == transform.by_position:
+                numbers = literal_ints(arg.value)
+                if numbers is None:
+                    raise Left(f"{option}={code(arg.value)} is computed at run time; annotate the parameters by hand")
+                for i in numbers:
+                    if i < 0:
+                        raise Left(f"{option} holds {i}, which JAX counts from the end of each call's arguments")
+                    if i >= len(positional):
+                        raise Left(f"{option} holds {i}, but {fn.name.value}() has {len(positional)} positional "
+                                   "parameters")
+                    names.add(positional[i].name.value)
+            else:
+                strings = literal_strs(arg.value)
+                if strings is None:
+                    raise Left(f"{option}={code(arg.value)} is computed at run time; annotate the parameters by hand")
+                for s in strings:
+                    if s not in named:
+                        raise Left(f"{option} names {s!r}, which is not a named parameter of {fn.name.value}()")
+                    names.add(s)
+        annotated = [p.name.value for p in [*positional, *params.kwonly_params]
+                     if self.is_static(p.annotation) and p.name.value not in names]
+        if annotated:
+            # JAX ignores that annotation, js.jit would not: the parameter would turn static
+            raise Left(f"{fn.name.value}() already annotates {annotated[0]!r} Static, which {transform.name} here "
+                       "traces")
+        return names
+
+    def annotate(self, fn: cst.FunctionDef, names: set[str]) -> cst.FunctionDef:
+        """``fn`` with each parameter in ``names`` annotated ``Static[...]``."""
+
+        def one(p: cst.Param) -> cst.Param:
+            if p.name.value not in names or self.is_static(p.annotation):
+                return p
+            static = self.static_of(p.annotation.annotation if p.annotation else None)
+            # "n=1" gains spaces with its annotation: "n: Static[Any] = 1", as PEP 8 writes it
+            equal = cst.AssignEqual() if p.annotation is None and p.default is not None else p.equal
+            return p.with_changes(annotation=static, equal=equal)
+
+        params = fn.params
+        return fn.with_changes(params=params.with_changes(
+            posonly_params=[one(p) for p in params.posonly_params], params=[one(p) for p in params.params],
+            kwonly_params=[one(p) for p in params.kwonly_params]))
+
+    def rewritten(self, call: cst.Call, transform: Transform, statics: Sequence[cst.Arg], drop_first: bool
+                  ) -> cst.BaseExpression:
+        """``js.<transform>(...)`` with the other arguments of ``call`` as written; bare ``js.jit`` when none."""
+        self.drop_imports_of(call)
+        self.need_js()
+        args = without(call.args, [*statics, *call.args[:1]] if drop_first else statics)
+        if not args:
+            return js_attr(transform.name)
+        return call.with_changes(func=js_attr(transform.name), args=args)
+
+
+class _DecoratorRule(_Jitting):
+    """A rule that rewrites a decorator of a function and that function's parameters."""
+
+    def match(self, decorator: cst.Decorator) -> tuple[cst.Call, Transform, bool] | None:
+        """(the call, its transform, whether the call's first argument is the transform) when this rule applies."""
+        raise NotImplementedError
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        for i, decorator in enumerate(original_node.decorators):
+            found = self.match(decorator)
+            if found is None:
+                continue
+            call, transform, drop_first = found
+            statics = self.static_args(call, transform)
+            if not statics:
+                continue
+            try:
+                if i != len(original_node.decorators) - 1:
+                    below = code(original_node.decorators[-1].decorator)
+                    raise Left(f"@{below} below it changes the function {transform.name} sees")
+                self.check_options(call, transform, 1 if drop_first else 0)
+                names = self.static_names(statics, transform, original_node)
+            except Left as why:
+                self.left(decorator, str(why))
+                continue
+            new = self.rewritten(call, transform, statics, drop_first)
+            decorators = list(updated_node.decorators)
+            decorators[i] = decorators[i].with_changes(decorator=new)
+            self.converted(decorator, f"{original_node.name.value}(): {', '.join(sorted(names))} now Static")
+            return self.annotate(updated_node, names).with_changes(decorators=decorators)
+        return updated_node
+
+
+class PartialJit(_DecoratorRule):
+    CODE = "JS001"
+    TRIGGERS = ("partial", "static_arg")
+    DESCRIPTION = "@partial(jax.jit, static_argnums/static_argnames=...) -> @js.jit and Static[...] parameters"
+
+    def match(self, decorator: cst.Decorator) -> tuple[cst.Call, Transform, bool] | None:
+        call = decorator.decorator
+        if not (isinstance(call, cst.Call) and call.args and self.is_one_of(call.func, PARTIAL)):
+            return None
+        transform = self.transform_of(call.args[0].value)
+        return (call, transform, True) if transform is JIT else None
+
+
+class JitDecoratorCall(_DecoratorRule):
+    CODE = "JS002"
+    DESCRIPTION = "@jax.jit(static_argnums/static_argnames=...) -> @js.jit and Static[...] parameters"
+
+    def match(self, decorator: cst.Decorator) -> tuple[cst.Call, Transform, bool] | None:
+        call = decorator.decorator
+        if not isinstance(call, cst.Call) or any(a.keyword is None and not a.star for a in call.args):
+            return None
+        return (call, JIT, False) if self.transform_of(call.func) is JIT else None
+
+
+class PmapDecorator(_DecoratorRule):
+    CODE = "JS004"
+    TRIGGERS = ("partial", "static_broadcasted_argnums")
+    DESCRIPTION = "jax.pmap(static_broadcasted_argnums=...) -> js.pmap and Static[...] parameters"
+
+    def match(self, decorator: cst.Decorator) -> tuple[cst.Call, Transform, bool] | None:
+        call = decorator.decorator
+        if not (isinstance(call, cst.Call) and call.args and self.is_one_of(call.func, PARTIAL)):
+            return None
+        return (call, PMAP, True) if self.transform_of(call.args[0].value) is PMAP else None
+
+
+class _CallRule(_Jitting):
+    """``jax.<transform>(f, static...)`` calls of a function ``f`` defined in this file: found in a first pass (a
+    function may come after the call that jits it, and may be jitted twice), rewritten in the second."""
+
+    TRANSFORM = JIT
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        self.collecting = True
+        self.external: dict[cst.FunctionDef, tuple[str, str]] = {}  # defs of other files: their path and name
+        self.calls: dict[cst.Call, tuple[cst.FunctionDef, set[str], list[cst.Arg]]] = {}
+        tree.visit(self)
+        self.collecting = False
+        self.functions = self._agreed()
+        return tree.visit(self)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.collecting or self.transform_of(node.func) is not self.TRANSFORM:
+            return
+        statics = self.static_args(node, self.TRANSFORM)
+        if not statics or not node.args or node.args[0].keyword is not None or node.args[0].star:
+            return
+        try:
+            fn = self._function(node, node.args[0].value)
+            self.check_options(node, self.TRANSFORM, 1 if self.TRANSFORM is JIT else 2)
+            self.calls[node] = (fn, self.static_names(statics, self.TRANSFORM, fn), statics)
+        except Left as why:
+            self.left(node, str(why))
+
+    def _function(self, call: cst.Call, target: cst.BaseExpression) -> cst.FunctionDef:
+        """The function definition ``target`` names in this file; ``Left`` when it is anything else."""
+        if not isinstance(target, cst.Name):
+            raise Left(f"the function {code(target)} is not a name defined in this file")
+        scope = self.get_metadata(ScopeProvider, call)
+        found = list(scope[target.value]) if scope is not None else []
+        if len(found) != 1:
+            raise Left(f"{target.value} is {'assigned more than once' if found else 'not defined'} in this file")
+        node = found[0].node if isinstance(found[0], Assignment) else None
+        if isinstance(node, cst.ImportFrom):
+            return self._imported(node, target.value)
+        if isinstance(node, cst.Import):
+            raise Left(f"{target.value} is defined in another file ({code(node)}) not given: annotate its "
+                       f"parameters Static[...] there and use js.{self.TRANSFORM.name} here")
+        if not isinstance(node, cst.FunctionDef):
+            raise Left(f"{target.value} is not a function defined with def in this file")
+        if node.decorators:
+            raise Left(f"{target.value}() is decorated, so its signature is not the one {self.TRANSFORM.name} sees")
+        return node
+
+    def _imported(self, node: cst.ImportFrom, name: str) -> cst.FunctionDef:
+        """The def of ``name``, imported by ``node`` from another file given on the command line."""
+        elsewhere: Elsewhere | None = self.context.scratch.get(KEY)
+        aliases = [] if isinstance(node.names, cst.ImportStar) else node.names
+        alias = next((a for a in aliases if (a.evaluated_alias or a.evaluated_name) == name), None)
+        module = code(node.module) if node.module else ""
+        caller = self.context.filename or ""
+        path = None if elsewhere is None else elsewhere.module_path(module, len(node.relative), caller)
+        fn = None
+        if elsewhere is not None and path is not None and alias is not None:
+            fn = elsewhere.function(path, alias.evaluated_name)
+        if elsewhere is None or fn is None or path is None or alias is None:
+            raise Left(f"{name} is defined in another file ({code(node)}) not given: annotate its parameters "
+                       f"Static[...] there and use js.{self.TRANSFORM.name} here")
+        if fn.decorators:
+            raise Left(f"{name}() is decorated, so its signature is not the one {self.TRANSFORM.name} sees")
+        why = elsewhere.deny.get((path, alias.evaluated_name))
+        if why:
+            raise Left(why)
+        self.external[fn] = (path, alias.evaluated_name)
+        return fn
+
+    def _agreed(self) -> dict[cst.FunctionDef, set[str]]:
+        """Functions whose every converted call names the same statics; the others' calls are left."""
+        by_function: dict[cst.FunctionDef, list[cst.Call]] = {}
+        for call, (fn, _, _) in self.calls.items():
+            by_function.setdefault(fn, []).append(call)
+        agreed = {}
+        for fn, calls in by_function.items():
+            if len({frozenset(self.calls[c][1]) for c in calls}) == 1:
+                agreed[fn] = self.calls[calls[0]][1]
+                continue
+            for c in calls:
+                del self.calls[c]
+                self.left(c, f"{fn.name.value}() is made static on different parameters at different calls")
+        return agreed
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        if self.collecting or original_node not in self.functions:
+            return updated_node
+        return self.annotate(updated_node, self.functions[original_node])
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if self.collecting or original_node not in self.calls:
+            return updated_node
+        fn, names, statics = self.calls[original_node]
+        if fn in self.external:
+            path, name = self.external[fn]
+            line = self.get_metadata(PositionProvider, original_node).start.line
+            self.context.scratch[KEY].requests.append(
+                Request(path, name, frozenset(names), self.context.filename or "", line))
+        self.converted(original_node, f"{fn.name.value}(): {', '.join(sorted(names))} now Static")
+        kept = without(updated_node.args, [a for a in updated_node.args if a.keyword and
+                                           a.keyword.value in {s.keyword.value for s in statics if s.keyword}])
+        self.drop_imports_of(original_node.func)
+        self.need_js()
+        return updated_node.with_changes(func=js_attr(self.TRANSFORM.name), args=kept)
+
+
+class JitCall(_CallRule):
+    CODE = "JS003"
+    DESCRIPTION = "jax.jit(f, static_argnums/static_argnames=...) of a function in the file -> js.jit(f, ...)"
+
+
+class PmapCall(_CallRule):
+    CODE = "JS004"
+    TRIGGERS = ("static_broadcasted_argnums",)
+    DESCRIPTION = "jax.pmap(f, static_broadcasted_argnums=...) of a function in the file -> js.pmap(f, ...)"
+    TRANSFORM = PMAP
+
+
+class LeftPartials(_Jitting):
+    """``partial(jax.jit, static...)`` anywhere but as a decorator: reported, never rewritten."""
+
+    CODE = "JS001"
+    TRIGGERS = ("partial",)
+
+    @classmethod
+    def applies(cls, source: str) -> bool:
+        return super().applies(source) and any(o in source for o in Unrecognised.OPTIONS)
+
+    def visit_Decorator(self, node: cst.Decorator) -> bool:
+        return False  # the decorator rules report these
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if node.args and self.is_one_of(node.func, PARTIAL):
+            transform = self.transform_of(node.args[0].value)
+            if transform is not None and self.static_args(node, transform):
+                self.left(node, f"partial(jax.{transform.name}, ...) not used as a decorator; use js.{transform.name}"
+                          " on the function and annotate its parameters")
+
+
+class Requested(_Jitting):
+    """The functions of this file that calls in other files made static: their parameters annotated."""
+
+    CODE = "JS003"
+    TRIGGERS = ()
+    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, ParentNodeProvider)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        elsewhere = self.context.scratch.get(KEY)
+        wanted = {} if elsewhere is None else elsewhere.annotate.get(self.context.filename or "", {})
+        names = wanted.get(original_node.name.value)
+        if names is None or not isinstance(self.get_metadata(ParentNodeProvider, original_node), cst.Module):
+            return updated_node
+        self.converted(original_node, f"{original_node.name.value}(): {', '.join(sorted(names))} now Static "
+                                      "(jitted in another file)")
+        return self.annotate(updated_node, set(names))
+
+
+class Unrecognised(Rule):
+    """A call still given static positions or names after every rule, through a name no rule recognised (a
+    ``partial`` or ``jit`` bound by assignment): reported, never rewritten."""
+
+    CODE = "JS000"
+    OPTIONS = frozenset({"static_argnums", "static_argnames", "static_broadcasted_argnums"})
+
+    @classmethod
+    def applies(cls, source: str) -> bool:
+        return any(o in source for o in cls.OPTIONS)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        option = next((a.keyword.value for a in node.args if a.keyword and a.keyword.value in self.OPTIONS), None)
+        if option is not None and not self.is_one_of(node.func, ("jax.checkpoint", "jax.remat")):
+            self.left(node, f"{code(node.func)}(..., {option}=...) is not a call of jax.jit or jax.pmap this "
+                            "tool recognises; convert it by hand")
+
+
+RULES: tuple[type[Rule], ...] = (PartialJit, JitDecoratorCall, JitCall, PmapDecorator, PmapCall, LeftPartials)

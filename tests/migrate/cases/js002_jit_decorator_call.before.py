@@ -1,0 +1,23 @@
+"""JS002: @jax.jit(static_argnames=...), the decorator form of JAX 0.8.1 and later."""
+
+import jax
+import jax.numpy as jnp
+
+TRACES: list[str] = []
+
+
+@jax.jit(static_argnames="k")
+def power(x, *, k: int = 2):
+    TRACES.append("power")
+    return x**k
+
+
+@jax.jit(static_argnums=(1, 2), donate_argnames="y")
+def blend(x: jax.Array, a: float, b: float, y: jax.Array) -> jax.Array:
+    TRACES.append("blend")
+    return a * x + b * y
+
+
+def run():
+    x = jnp.arange(3.0)
+    return [power(x), power(x, k=3), power(x, k=3), blend(x, 0.5, 2.0, jnp.ones(3)), blend(x, 0.5, 2.0, jnp.ones(3))]
