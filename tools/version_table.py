@@ -133,7 +133,8 @@ def measure(jax: str, python: str, where: Path) -> Row:
 
 
 def table(rows: list[Row], machine: str) -> str:
-    lines = [f"Measured {datetime.date.today().isoformat()} by `python3 tools/version_table.py` on {machine}:", "",
+    command = " ".join(["python3 tools/version_table.py", *sys.argv[1:]])
+    lines = [f"Measured {datetime.date.today().isoformat()} by `{command}` on {machine}:", "",
              "| JAX | jaxlib | Python | C extension | quickstart | `tests/runtime` |",
              "|---|---|---|---|---|---|"]
     lines += [f"| {r.jax} | {r.jaxlib} | {r.python} | {r.extension} | {r.quickstart} | {r.runtime} |" for r in rows]
