@@ -1,7 +1,8 @@
 """The one compiled part of jaxstatic, optional: the cache hits in C (``jaxstatic/_hits.c``).
 
 Everything else is in ``pyproject.toml``. Where no C compiler is found the build goes on without it, and jaxstatic
-runs the same generated Python code in its place (a cache hit then costs 0.5-2 us more).
+runs the same generated Python code in its place: about 0.5 us more per cache hit (about 2 us for a 10-entry
+config).
 """
 
 from setuptools import Extension, setup

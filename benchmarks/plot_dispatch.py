@@ -9,13 +9,14 @@ One group of bars per case: the median time of a cache-hit call of ``jaxstatic.j
 ``jax_dataclasses.jit`` (where the case's static values are hashable, which it requires), each divided by
 ``jax.jit``'s in the same rounds. The axis is logarithmic: Equinox is several times ``jax.jit``, the others within
 tens of percent of it. The date, the machine and the versions the figures were measured with are printed under the
-chart, from the JSON. ``--markdown`` also prints the same figures as a table, to paste into the docs.
+chart, from the JSON, wrapped to the image's width. ``--markdown`` also prints the same figures as a table, to paste into the docs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from matplotlib.figure import Figure  # drawn straight to a file: no pyplot, no 
 from matplotlib.ticker import FixedLocator, NullLocator
 
 ROOT = Path(__file__).resolve().parent.parent
+CAPTION_WIDTH = 150  # characters per line of the footer, which fit the figure's width at its font size
+CAPTION_POINTS = 7
 CONTENDERS = {  # the JSON's name -> label and colour
     "jaxstatic.jit": ("jaxstatic.jit", "#3f51b5"),
     "eqx.filter_jit": ("equinox.filter_jit", "#9e9e9e"),
@@ -72,9 +75,14 @@ def plot(data: dict[str, Any], out: Path) -> None:
     ax.set_xlabel("cache-hit time per call, ratio to jax.jit (median; 1 = jax.jit, lower is faster)")
     ax.set_title("Dispatch cost of a cache hit against jax.jit")
     ax.legend(loc="upper right", fontsize=8)
-    fig.text(0.01, 0.01, caption(data), fontsize=7, va="bottom")
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    fig.savefig(out, dpi=110, metadata={"Software": None})  # no matplotlib version stamp: diffs show data only
+    footer = "\n".join(textwrap.fill(line, CAPTION_WIDTH) for line in caption(data).splitlines())
+    fig.text(0.01, 0.01, footer, fontsize=CAPTION_POINTS, va="bottom")
+    # The chart above the footer's lines (their height in inches, 1.5 line spacing, over the figure's height).
+    footer_inches = (footer.count("\n") + 1) * CAPTION_POINTS * 1.5 / 72 + 0.25
+    fig.tight_layout(rect=(0, footer_inches / fig.get_figheight(), 1, 1))
+    # bbox_inches="tight": whatever is drawn lies inside the image, even a footer longer than CAPTION_WIDTH allows.
+    fig.savefig(out, dpi=110, bbox_inches="tight", pad_inches=0.1,
+                metadata={"Software": None})  # no matplotlib version stamp: diffs show data only
 
 
 def markdown(data: dict[str, Any]) -> str:

@@ -50,7 +50,7 @@ def refuse_unsupported(version: str) -> None:
     raise CompileError(
         [
             f"jaxstatic_mypy supports mypy {SUPPORTED}, but this is mypy {version}. "
-            f"Install a supported mypy with: pip install 'jaxstatic[mypy]'"
+            f"Install a supported mypy with: pip install 'mypy{SUPPORTED}'"
         ]
     )
 

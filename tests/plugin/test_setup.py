@@ -1,8 +1,9 @@
 """The checks run where users run them: installed as the README says, from a project outside this repository.
 
-The install test builds a fresh venv and installs jaxstatic into it with the README's own ``pip install`` arguments
-(read from the README, so the two cannot drift), adding only ``--no-deps``: the dependencies come from this venv's
-site-packages through a path entry, so no wheel is downloaded again. A ``.pth`` path entry does not run the ``.pth``
+The install test builds a fresh venv and installs jaxstatic into it with the README's own ``pip install`` arguments,
+the user's install from a clone and the development one (read from the README, so they cannot drift), adding only
+``--no-deps``: the dependencies come from this venv's site-packages through a path entry, so no wheel is downloaded
+again. A ``.pth`` path entry does not run the ``.pth``
 files it points at, so this venv's own jaxstatic stays invisible there.
 """
 
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+
+import pytest
 
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -50,13 +53,15 @@ def _clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def readme_pip_arguments() -> list[str]:
-    """The arguments of ``pip install`` in the README's first command."""
+def readme_pip_arguments(section: str) -> list[str]:
+    """The arguments of the first ``pip install`` in the first bash block of the README's ``section`` ("" for the
+    top), with the clone the user's line names (``./jaxstatic``) replaced by this repository."""
     readme = (_REPO / "README.md").read_text()
-    first_block = readme.split("```bash\n", 1)[1].split("```", 1)[0]
-    found = re.search(r"\.venv/bin/pip install (.+?)(?: &&|$)", first_block, re.MULTILINE)
-    assert found is not None, "the README's first command must install with .venv/bin/pip install"
-    return shlex.split(found.group(1))
+    text = readme.split(f"\n## {section}\n", 1)[1] if section else readme
+    first_block = text.split("```bash\n", 1)[1].split("```", 1)[0]
+    found = re.search(r"pip install (.+?)(?: &&| +#|$)", first_block, re.MULTILINE)
+    assert found is not None, f"the README's first command under {section or 'the title'} must install with pip"
+    return [arg.replace("./jaxstatic", str(_REPO)) for arg in shlex.split(found.group(1))]
 
 
 def _fresh_venv(tmp_path: Path) -> Path:
@@ -76,9 +81,10 @@ def _mypy(python: Path, project: Path, *args: str) -> list[str]:
     return done.stdout.splitlines()
 
 
-def test_readme_install_is_visible_to_mypy_and_pyright(tmp_path: Path) -> None:
+@pytest.mark.parametrize("section", ["", "Development"], ids=["user", "development"])
+def test_readme_install_is_visible_to_mypy_and_pyright(tmp_path: Path, section: str) -> None:
     python = _fresh_venv(tmp_path)
-    install = [str(python), "-m", "pip", "install", "-q", "--no-deps", *readme_pip_arguments()]
+    install = [str(python), "-m", "pip", "install", "-q", "--no-deps", *readme_pip_arguments(section)]
     done = subprocess.run(install, cwd=_REPO, env=_clean_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     project = tmp_path / "project"

@@ -24,7 +24,7 @@ _REPO = Path(__file__).resolve().parents[2]
 
 _REFUSAL = (
     "jaxstatic_mypy supports mypy >=1.15,<2.5, but this is mypy {}. "
-    "Install a supported mypy with: pip install 'jaxstatic[mypy]'"
+    "Install a supported mypy with: pip install 'mypy>=1.15,<2.5'"
 )
 
 
