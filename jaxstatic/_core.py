@@ -94,6 +94,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
     Made again from the same function with equal options, it is the one made before (``_shared``)."""
 
     _transform: ClassVar[str] = "transform"
+    _jaxstatic_transform_: ClassVar[bool] = True  # how _hidden tells a transform, importing nothing of this module
     _counts_traces: ClassVar[bool] = True  # jit and pmap count traces; vmap and grad leave that to a jit above them
     _eager_without_jit: ClassVar[bool] = False  # jit alone becomes the plain function under jax.disable_jit()
     _shares: ClassVar[bool] = True  # made again from the same function and options, the one made before

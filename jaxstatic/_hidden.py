@@ -137,15 +137,19 @@ def explain_tracer_error(err: Exception, hidden: Hidden, args: tuple[Any, ...], 
 _warned: weakref.WeakSet[Any] = weakref.WeakSet()  # the hiding wrappers already warned about
 
 
+def is_transform_object(fn: object) -> bool:
+    """Whether ``fn`` is a jaxstatic transform itself: its class (never its instance, whose attributes a wrapped
+    function's may have joined) carries ``StaticFunction``'s mark. Read from the class so that this module needs no
+    import of ``_core``, which imports it."""
+    return getattr(type(fn), "_jaxstatic_transform_", False) is True
+
+
 def _hider(fn: Any) -> tuple[Any, Any]:
     """The end of ``fn``'s ``__wrapped__`` links (the hiding wrapper, through transforms and ``functools.wraps``
     wrappers), and the last jaxstatic transform on the way, or ``None``."""
-    # _core imports this module: imported here, when a layout is read, never at import
-    from ._core import StaticFunction
-
     owner = None
     for _ in range(MAX_UNWRAP):
-        if isinstance(fn, StaticFunction):
+        if is_transform_object(fn):
             owner = fn
         wrapped = getattr(fn, "__wrapped__", None)
         if wrapped is None:
@@ -156,11 +160,8 @@ def _hider(fn: Any) -> tuple[Any, Any]:
 
 def _is_transform(fn: Any) -> bool:
     """Whether ``fn`` is a jaxstatic transform (reached through ``partial``, bound methods and ``__wrapped__``)."""
-    # _core imports this module: imported here, when a layout is read, never at import
-    from ._core import StaticFunction
-
     for _ in range(MAX_UNWRAP):
-        if isinstance(fn, StaticFunction):
+        if is_transform_object(fn):
             return True
         if (fn := inner(fn)) is None:
             return False
