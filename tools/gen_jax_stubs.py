@@ -266,7 +266,8 @@ def package_files(plain: dict[Path, str]) -> dict[Path, str]:
     root = Path(jax.__file__).parent
     header = COPY_HEADER.format(version=jax.__version__)
     for own in JAX_OWN_STUBS:
-        files[PACKAGE / own] = header + (root / own).read_text()
+        if (root / own).exists():  # jax 0.4.38 ships no nn/__init__.pyi
+            files[PACKAGE / own] = header + (root / own).read_text()
     return files
 
 
@@ -292,6 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     files = expected_files(package=not args.check)
     if args.package_only:
         files = {p: t for p, t in files.items() if p.is_relative_to(PACKAGE)}
+        # a rendering from another jax version may hold files this one does not produce
+        for old in PACKAGE.rglob("*") if PACKAGE.exists() else ():
+            if old.is_file() and old not in files:
+                old.unlink()
     stale = []
     for path, text in files.items():
         if path.exists() and path.read_text() == text:
