@@ -12,16 +12,20 @@ prints the table.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from typing_extensions import ParamSpec, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -199,6 +203,38 @@ def test_the_package_holds_the_stubs_of_the_installed_jax(site: Path) -> None:
     assert (package / "py.typed").read_text() == "partial\n"
     assert f"installed jax {jax.__version__}" in (package / "numpy" / "__init__.pyi").read_text()
     assert "def jit(" in (package / "__init__.pyi").read_text()
+
+
+def _renderer() -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location("gen_jax_stubs", ROOT / "tools" / "gen_jax_stubs.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def typed_jit(fun: Callable[_P, _R], /, **options: object) -> Callable[_P, _R]:
+    """What a jax release typing jit itself looks like: the parameters kept by a ParamSpec."""
+    return fun
+
+
+def test_the_stubs_step_aside_when_jax_types_jit_itself(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import jax
+
+    renderer = _renderer()
+    assert not renderer.jax_types_jit(jax.jit)  # the jax installed here: the stubs apply
+    assert renderer.jax_types_jit(typed_jit)
+    monkeypatch.setattr(jax, "jit", typed_jit)
+    monkeypatch.setattr(renderer, "PACKAGE", Path("/nonexistent/jax-stubs"))  # nothing may be written
+    assert renderer.main(["--package-only"]) == 3
+    assert "types jax.jit itself (with a ParamSpec): the stubs step aside" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("checker", CHECKERS)

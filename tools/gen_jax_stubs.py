@@ -255,6 +255,27 @@ def _sort_key(line: str) -> tuple[int, str]:
     return (0 if line.startswith(("from ", "import ")) else 1, line)
 
 
+def jax_types_jit(jit: object) -> bool:
+    """Whether jax's own ``jit`` keeps the wrapped function's parameters (a ParamSpec in its signature).
+
+    jax 0.4.38 to 0.10.2 type ``fun`` as a bare ``Callable``; a release that types it with a ParamSpec needs no
+    stub for it, and the stubs step aside rather than override it.
+    """
+    import inspect
+    import re
+
+    fn = inspect.unwrap(jit)  # type: ignore[arg-type]
+    module = sys.modules.get(getattr(fn, "__module__", ""), None)
+    specs = {name for name, value in vars(module).items() if type(value).__name__ == "ParamSpec"} if module else set()
+    specs |= {p.__name__ for p in getattr(fn, "__type_params__", ()) if type(p).__name__ == "ParamSpec"}
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return False
+    texts = [str(p.annotation) for p in signature.parameters.values()] + [str(signature.return_annotation)]
+    return any(re.search(rf"\b{re.escape(name)}\b", text) for name in specs for text in texts)
+
+
 def package_files(plain: dict[Path, str]) -> dict[Path, str]:
     """The ``jax-stubs`` rendering: the plain stubs, the partial marker, jax's own stubs."""
     import jax
@@ -290,6 +311,16 @@ def main(argv: list[str] | None = None) -> int:
         help="render partial/jax-stubs only (it is not committed: it holds copies of jax's own stubs)",
     )
     args = parser.parse_args(argv)
+    if args.package_only:
+        import jax
+
+        if jax_types_jit(jax.jit):
+            print(
+                f"jax {jax.__version__} types jax.jit itself (with a ParamSpec): the stubs step aside rather than"
+                " override it. Use jax's own types (uninstall jaxstatic-jax-stubs if an older rendering is there).",
+                file=sys.stderr,
+            )
+            return 3
     files = expected_files(package=not args.check)
     if args.package_only:
         files = {p: t for p, t in files.items() if p.is_relative_to(PACKAGE)}
