@@ -32,6 +32,9 @@ BIN = Path(sys.executable).parent
 CASES = [*sorted((ROOT / "typeshed_stubs" / "@tests" / "test_cases").glob("check_*.py")),
          ROOT / "tests" / "stubs_sample" / "train_step.py"]
 MARK = "# MISTAKE"
+# The environment whose jax is checked against (and the stubs rendered from): this one unless told, e.g.
+# JAXSTATIC_STUBS_PYTHON=.venv-floor/bin/python python tests/test_stubs_installed.py for the floor jax.
+PYTHON = os.path.abspath(os.environ.get("JAXSTATIC_STUBS_PYTHON", sys.executable))
 CHECKERS = ["mypy", "pyright", "basedpyright", "pyrefly", "ty"]
 
 # (file, line) a checker gets wrong with the stubs installed: false positives on correct lines, and mistakes missed.
@@ -74,7 +77,7 @@ KNOWN: dict[str, dict[str, set[tuple[str, str]]]] = {
 def install(target: Path) -> None:
     """What a user runs: pip builds the package, rendering it from the jax of this interpreter."""
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(ROOT / "typeshed_stubs")],
+        [PYTHON, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(ROOT / "typeshed_stubs")],
         capture_output=True, text=True, check=False, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -100,7 +103,7 @@ ASSERT_TYPE = {"assert-type", "reportAssertTypeFailure", "type-assertion-failure
 
 def run_checkers(work: Path, stubs: Path | None) -> dict[str, dict[Line, set[str]]]:
     """The lines each checker reports (errors, and basedpyright's warnings) with their codes, run side by side."""
-    python = sys.executable
+    python = PYTHON
     extra = [str(stubs)] if stubs else []
     (work / "pyproject.toml").write_text(
         "[tool.mypy]\nstrict = true\n"
@@ -108,7 +111,7 @@ def run_checkers(work: Path, stubs: Path | None) -> dict[str, dict[Line, set[str
         'disable_error_code = ["no-untyped-call"]\n'
         f'[tool.pyrefly]\nproject-includes = ["cases"]\npython-interpreter-path = "{python}"\n'
         f"search-path = {json.dumps(extra)}\n"
-        f'[tool.ty.environment]\npython = "{sys.prefix}"\nextra-paths = {json.dumps(extra)}\n'
+        f'[tool.ty.environment]\npython = "{python}"\nextra-paths = {json.dumps(extra)}\n'
     )
     # standard mode for both: the stubs are about the types of calls, not recommended mode's style rules
     (work / "pyrightconfig.json").write_text(json.dumps(
@@ -116,7 +119,7 @@ def run_checkers(work: Path, stubs: Path | None) -> dict[str, dict[Line, set[str
     env = {k: v for k, v in os.environ.items() if k not in ("MYPYPATH", "PYTHONPATH")}
     env |= {"PYRIGHT_PYTHON_IGNORE_WARNINGS": "1", "NO_COLOR": "1"}
     commands = {
-        "mypy": [python, "-m", "mypy", "--no-error-summary", "--cache-dir", str(work / ".mypy"), "cases"],
+        "mypy": [sys.executable, "-m", "mypy", "--python-executable", python, "--no-error-summary", "--cache-dir", str(work / ".mypy"), "cases"],
         "pyright": [str(BIN / "pyright"), "--outputjson", "--pythonpath", python, "cases"],
         "basedpyright": [str(BIN / "basedpyright"), "--outputjson", "--pythonpath", python, "cases"],
         "pyrefly": [str(BIN / "pyrefly"), "check", "--output-format", "json", "--summary=none"],
@@ -197,11 +200,11 @@ def outcomes(site: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
 
 
 def test_the_package_holds_the_stubs_of_the_installed_jax(site: Path) -> None:
-    import jax
-
+    version = subprocess.run([PYTHON, "-c", "import jax; print(jax.__version__)"], capture_output=True, text=True,
+                             check=True).stdout.strip()
     package = site / "jax-stubs"
     assert (package / "py.typed").read_text() == "partial\n"
-    assert f"installed jax {jax.__version__}" in (package / "numpy" / "__init__.pyi").read_text()
+    assert f"installed jax {version} by" in (package / "numpy" / "__init__.pyi").read_text()
     assert "def jit(" in (package / "__init__.pyi").read_text()
 
 
