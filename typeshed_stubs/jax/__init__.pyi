@@ -23,8 +23,10 @@ _R_co = TypeVar("_R_co", covariant=True)
 @type_check_only
 class _NoFunction: ...
 
-# `jit(fun)` binds _JitR to fun's return type; `jit(**options)` leaves it at the _NoFunction
-# default, which selects the decorator overload of `_JitWrapped.__call__` below.
+# `jit(fun)` binds _JitR to fun's return type; `jit(**options)` leaves it at the Any default, which
+# selects the decorator overload of `_JitWrapped.__call__` below. Any, not a marker class: a checker
+# that types `functools.partial(jax.jit, ...)` from typeshed's `partial` alone (pyrefly) fixes the
+# result before the function is known, and its calls must then be unchecked rather than wrongly typed.
 _JitR = TypeVar("_JitR", default=Any)
 
 @type_check_only
