@@ -310,6 +310,10 @@ def main(argv: list[str] | None = None) -> int:
         "--package-only", action="store_true",
         help="render partial/jax-stubs only (it is not committed: it holds copies of jax's own stubs)",
     )
+    parser.add_argument(
+        "--out", type=Path, default=PACKAGE.parent,
+        help="with --package-only: the folder to render jax-stubs/ into (default: typeshed_stubs/partial)",
+    )
     args = parser.parse_args(argv)
     if args.package_only:
         import jax
@@ -323,9 +327,10 @@ def main(argv: list[str] | None = None) -> int:
             return 3
     files = expected_files(package=not args.check)
     if args.package_only:
-        files = {p: t for p, t in files.items() if p.is_relative_to(PACKAGE)}
+        out = args.out.resolve() / PACKAGE.name
+        files = {out / p.relative_to(PACKAGE): t for p, t in files.items() if p.is_relative_to(PACKAGE)}
         # a rendering from another jax version may hold files this one does not produce
-        for old in PACKAGE.rglob("*") if PACKAGE.exists() else ():
+        for old in out.rglob("*") if out.exists() else ():
             if old.is_file() and old not in files:
                 old.unlink()
     stale = []
@@ -337,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
     for path in stale:
-        print(f"{'stale' if args.check else 'wrote'}: {path.relative_to(STUBS.parent)}")
+        shown = path.relative_to(STUBS.parent) if path.is_relative_to(STUBS.parent) else path
+        print(f"{'stale' if args.check else 'wrote'}: {shown}")
     return 1 if (args.check and stale) else 0
 
 

@@ -1,7 +1,7 @@
 """Builds ``jax-stubs`` rendered from the jax of the environment it is installed into.
 
 The stubs re-export every other name of jax from where that jax defines it, which moves between jax versions, so
-``tools/gen_jax_stubs.py --package-only`` renders them when the package is built; nothing rendered is committed.
+``tools/gen_jax_stubs.py --package-only`` renders them (into ``build/rendered``) when the package is built; nothing rendered is committed.
 pip builds in an isolated environment holding setuptools only: the renderer runs in a child of the same interpreter
 with pip's isolation variables removed, which sees the jax of the environment being installed into.
 ``JAX_STUBS_PYTHON`` names another interpreter (for a build frontend whose build environment is a separate venv).
@@ -19,6 +19,8 @@ from setuptools import find_namespace_packages, setup
 
 HERE = Path(__file__).resolve().parent
 RENDERER = HERE.parent / "tools" / "gen_jax_stubs.py"
+# Rendered here, not into partial/ (pyright's stubPath in a checkout, rendered from the checkout's own jax)
+RENDERED = "build/rendered"
 ISOLATION = ("PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONHOME", "PYTHONSAFEPATH")
 
 
@@ -30,7 +32,7 @@ def render() -> None:
     python = os.environ.get("JAX_STUBS_PYTHON", sys.executable)
     env = {k: v for k, v in os.environ.items() if k not in ISOLATION}
     proc = subprocess.run(
-        [python, str(RENDERER), "--package-only"], env=env, capture_output=True, text=True, check=False
+        [python, str(RENDERER), "--package-only", "--out", str(HERE / RENDERED)], env=env, capture_output=True, text=True, check=False
     )
     if proc.returncode:
         raise SystemExit(
@@ -42,4 +44,7 @@ def render() -> None:
 # Each build step setuptools runs imports this file; rendering is quick (about 2 s) and idempotent.
 render()
 # the folders jax ships .pyi files in vary with its version
-setup(packages=find_namespace_packages(where=str(HERE / "partial"), include=["jax-stubs*"]))
+setup(
+    package_dir={"": RENDERED},
+    packages=find_namespace_packages(where=str(HERE / RENDERED), include=["jax-stubs*"]),
+)
