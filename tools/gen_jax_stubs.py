@@ -255,6 +255,27 @@ def _sort_key(line: str) -> tuple[int, str]:
     return (0 if line.startswith(("from ", "import ")) else 1, line)
 
 
+def jax_types_jit(jit: object) -> bool:
+    """Whether jax's own ``jit`` keeps the wrapped function's parameters (a ParamSpec in its signature).
+
+    jax 0.4.38 to 0.10.2 type ``fun`` as a bare ``Callable``; a release that types it with a ParamSpec needs no
+    stub for it, and the stubs step aside rather than override it.
+    """
+    import inspect
+    import re
+
+    fn = inspect.unwrap(jit)  # type: ignore[arg-type]
+    module = sys.modules.get(getattr(fn, "__module__", ""), None)
+    specs = {name for name, value in vars(module).items() if type(value).__name__ == "ParamSpec"} if module else set()
+    specs |= {p.__name__ for p in getattr(fn, "__type_params__", ()) if type(p).__name__ == "ParamSpec"}
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return False
+    texts = [str(p.annotation) for p in signature.parameters.values()] + [str(signature.return_annotation)]
+    return any(re.search(rf"\b{re.escape(name)}\b", text) for name in specs for text in texts)
+
+
 def package_files(plain: dict[Path, str]) -> dict[Path, str]:
     """The ``jax-stubs`` rendering: the plain stubs, the partial marker, jax's own stubs."""
     import jax
@@ -266,7 +287,8 @@ def package_files(plain: dict[Path, str]) -> dict[Path, str]:
     root = Path(jax.__file__).parent
     header = COPY_HEADER.format(version=jax.__version__)
     for own in JAX_OWN_STUBS:
-        files[PACKAGE / own] = header + (root / own).read_text()
+        if (root / own).exists():  # jax 0.4.38 ships no nn/__init__.pyi
+            files[PACKAGE / own] = header + (root / own).read_text()
     return files
 
 
@@ -288,10 +310,29 @@ def main(argv: list[str] | None = None) -> int:
         "--package-only", action="store_true",
         help="render partial/jax-stubs only (it is not committed: it holds copies of jax's own stubs)",
     )
+    parser.add_argument(
+        "--out", type=Path, default=PACKAGE.parent,
+        help="with --package-only: the folder to render jax-stubs/ into (default: typeshed_stubs/partial)",
+    )
     args = parser.parse_args(argv)
+    if args.package_only:
+        import jax
+
+        if jax_types_jit(jax.jit):
+            print(
+                f"jax {jax.__version__} types jax.jit itself (with a ParamSpec): the stubs step aside rather than"
+                " override it. Use jax's own types (uninstall jaxstatic-jax-stubs if an older rendering is there).",
+                file=sys.stderr,
+            )
+            return 3
     files = expected_files(package=not args.check)
     if args.package_only:
-        files = {p: t for p, t in files.items() if p.is_relative_to(PACKAGE)}
+        out = args.out.resolve() / PACKAGE.name
+        files = {out / p.relative_to(PACKAGE): t for p, t in files.items() if p.is_relative_to(PACKAGE)}
+        # a rendering from another jax version may hold files this one does not produce
+        for old in out.rglob("*") if out.exists() else ():
+            if old.is_file() and old not in files:
+                old.unlink()
     stale = []
     for path, text in files.items():
         if path.exists() and path.read_text() == text:
@@ -301,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
     for path in stale:
-        print(f"{'stale' if args.check else 'wrote'}: {path.relative_to(STUBS.parent)}")
+        shown = path.relative_to(STUBS.parent) if path.is_relative_to(STUBS.parent) else path
+        print(f"{'stale' if args.check else 'wrote'}: {shown}")
     return 1 if (args.check and stale) else 0
 
 

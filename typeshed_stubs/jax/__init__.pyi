@@ -11,6 +11,9 @@ from jax.custom_derivatives import custom_jvp as custom_jvp, custom_vjp as custo
 from typing_extensions import Concatenate, ParamSpec, Self, TypeVar
 
 _P = ParamSpec("_P")
+# Contravariant, as a callable's parameters are: a function of named parameters is also one of positional-only
+# ones. pyrefly and ty need it to bind `self` in `_JitWrapped.__get__`; mypy and pyright infer it already.
+_P_contra = ParamSpec("_P_contra", contravariant=True)  # type: ignore[misc]
 _Q = ParamSpec("_Q")
 _R = TypeVar("_R")
 _S = TypeVar("_S")
@@ -20,18 +23,20 @@ _R_co = TypeVar("_R_co", covariant=True)
 @type_check_only
 class _NoFunction: ...
 
-# `jit(fun)` binds _JitR to fun's return type; `jit(**options)` leaves it at the _NoFunction
-# default, which selects the decorator overload of `_JitWrapped.__call__` below.
-_JitR = TypeVar("_JitR", default=_NoFunction)
+# `jit(fun)` binds _JitR to fun's return type; `jit(**options)` leaves it at the Any default, which
+# selects the decorator overload of `_JitWrapped.__call__` below. Any, not a marker class: a checker
+# that types `functools.partial(jax.jit, ...)` from typeshed's `partial` alone (pyrefly) fixes the
+# result before the function is known, and its calls must then be unchecked rather than wrongly typed.
+_JitR = TypeVar("_JitR", default=Any)
 
 @type_check_only
-class _JitWrapped(Protocol[_P, _R_co]):
+class _JitWrapped(Protocol[_P_contra, _R_co]):
     # Applying the options-only form of `jit` to a function.
     @overload
     def __call__(self: _JitWrapped[..., _NoFunction], fun: Callable[_Q, _T], /) -> _JitWrapped[_Q, _T]: ...
     # Calls are checked against the wrapped function.
     @overload
-    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R_co: ...
+    def __call__(self, /, *args: _P_contra.args, **kwargs: _P_contra.kwargs) -> _R_co: ...
     # The staging methods also accept ShapeDtypeStruct in place of arrays, so they take anything.
     def lower(self, *args: object, **kwargs: object) -> Lowered: ...
     def trace(self, *args: object, **kwargs: object) -> Traced: ...

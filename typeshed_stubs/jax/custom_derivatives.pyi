@@ -6,11 +6,14 @@ from typing import Any, Generic, TypeVar
 
 from typing_extensions import ParamSpec, Self
 
-_P = ParamSpec("_P")
+# Contravariant, as a callable's parameters are: `custom_jvp[[jax.Array, float], R]` then also describes a function
+# of named parameters under pyrefly and ty (mypy and pyright accept it either way).
+_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]
 _R = TypeVar("_R")
 
 class custom_jvp(Generic[_P, _R]):
-    fun: Callable[_P, _R]
+    @property
+    def fun(self) -> Callable[_P, _R]: ...
     nondiff_argnums: Sequence[int]
     nondiff_argnames: Sequence[str]
     jvp: Callable[..., tuple[_R, _R]] | None
@@ -25,7 +28,8 @@ class custom_jvp(Generic[_P, _R]):
     def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R: ...
 
 class custom_vjp(Generic[_P, _R]):
-    fun: Callable[_P, _R]
+    @property
+    def fun(self) -> Callable[_P, _R]: ...
     nondiff_argnums: Sequence[int]
     nondiff_argnames: Sequence[str]
     fwd: Callable[..., tuple[_R, Any]] | None
