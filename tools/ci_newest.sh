@@ -37,9 +37,9 @@ venv=.venv-newest
 
 rm -rf "$venv"
 "$python" -m venv "$venv"
-# The newest of everything: the runtime tests need pytest, hypothesis, attrs, pyyaml and equinox, and nothing of the
-# dev tools.
-"$venv/bin/pip" install -q --upgrade jax jaxlib pytest hypothesis attrs pyyaml equinox
+# The newest of everything: the runtime tests need pytest, hypothesis, attrs, pyyaml, equinox and the wrappers and
+# pickler they run jaxstatic inside (jaxtyping, beartype, cloudpickle), and nothing of the dev tools.
+"$venv/bin/pip" install -q --upgrade jax jaxlib pytest hypothesis attrs pyyaml equinox jaxtyping beartype cloudpickle
 "$venv/bin/pip" install -q -e .
 "$venv/bin/python" - <<'EOF'
 import sys

@@ -34,8 +34,8 @@ def test_optional_static_is_not_static() -> None:
 
 
 def test_a_none_default_keeps_static_on_every_python() -> None:
-    # Python 3.10's typing.get_type_hints reads `n: Static[int] = None` as Optional[Static[int]]
-    def f(x: jax.Array, n: Static[int] = None) -> jax.Array:  # type: ignore[assignment]
+    # Python 3.10's typing.get_type_hints reads `n: Static[int | None] = None` as Optional[Static[int | None]]
+    def f(x: jax.Array, n: Static[int | None] = None) -> jax.Array:
         return x if n is None else x * n
 
     assert _names(f) == {"n"}
