@@ -33,3 +33,15 @@ def test_public_names_are_exported_and_documented() -> None:
                  "NonStaticValueError", "NonArrayArgumentError", "AnnotationError", "StaticMismatchError"):
         assert name in readme, name
     assert jaxstatic.RetraceError.__module__ == "jaxstatic"
+
+
+def test_readme_opens_with_the_commands_ci_runs() -> None:
+    """The README's first code block holds the set-up and test commands, and .ci/run runs exactly those (pip's
+    ``-q`` aside), so the two commands a newcomer copies are the ones CI proves on a fresh machine."""
+    readme = (ROOT / "README.md").read_text()
+    first_block = readme.split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line for line in first_block.splitlines() if line.strip()]
+    ci = (ROOT / ".ci" / "run").read_text().replace("pip install -q ", "pip install ")
+    assert len(commands) == 2 and "examples/quickstart.py" in commands[0] and "pytest" in commands[1], commands
+    for command in commands:
+        assert command in ci, command
