@@ -68,6 +68,9 @@ class JitFunction(StaticFunction[_P, _R]):
         varargs = [n for n, p in layout.signature.parameters.items() if p.kind is p.VAR_POSITIONAL]
         _options.check_not_static(self._function, [*params.donate, *(varargs if params.donate_extras else ())],
                                   layout.static, "donate_argnums/donate_argnames")
+        for k in sorted(params.donate_extras & params.static_extras):
+            _options.check_not_static(self._function, [f"{varargs[0]}[{k}]"], frozenset([f"{varargs[0]}[{k}]"]),
+                                      "donate_argnums")
         self._by_name = _options.per_parameter(self._function, layout.signature, self._in_shardings, "in_shardings",
                                                layout.static)
 
@@ -88,6 +91,9 @@ class JitFunction(StaticFunction[_P, _R]):
             donate += sorted(len(program_args) - 1 + k for k in self._params().donate_extras)
         if donate:
             options["donate_argnums"] = tuple(donate)
+        if plan.dynamics and plan.dynamics[-1][1].kind == "varkw" and self._params().donate_keywords:
+            # **kwargs entries donated by name: the program takes them by keyword, as jax.jit donates them
+            options["donate_argnames"] = tuple(sorted(self._params().donate_keywords))
         if self._by_name is not None:
             options["in_shardings"] = tuple(self._by_name.get(name) for name in program_args)
         elif self._in_shardings is not None:
