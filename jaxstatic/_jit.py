@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
+import threading
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Concatenate, TypeVar, overload
 
@@ -21,6 +24,7 @@ from ._aot import Compilation, Lowered
 from ._core import BoundMethod, Slot, StaticFunction
 from ._errors import unknown_options_error
 from ._plan import Layout, Plan
+from ._hidden import user_stacklevel
 
 if TYPE_CHECKING:
     from jax.stages import Traced
@@ -37,6 +41,29 @@ def _jax_jit_options() -> frozenset[str]:
     # Every parameter but the function: keyword-only since JAX 0.7, positional-or-keyword before.
     params = list(inspect.signature(jax.jit).parameters.values())[1:]
     return frozenset(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+_DEPRECATED_LOCK = threading.Lock()
+_DEPRECATED = frozenset({"device", "backend"})  # options jax.jit warns about when it is applied
+
+
+def _noop() -> None:
+    pass
+
+
+def _warn_deprecated(options: dict[str, Any]) -> tuple[str, ...]:
+    """Give, now, the warnings ``jax.jit`` gives when it is applied with these options (``device=``, ``backend=``),
+    pointing at the caller's line; their messages, which the programs built later for each static key must not
+    repeat (under ``-W error`` the first call raised)."""
+    given = {k: options[k] for k in _DEPRECATED if options.get(k) is not None}
+    if not given:
+        return ()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        jax.jit(_noop, **given)
+    for w in caught:
+        warnings.warn(w.message, stacklevel=user_stacklevel())
+    return tuple(str(w.message) for w in caught if issubclass(w.category, DeprecationWarning))
 
 
 class JitFunction(StaticFunction[_P, _R]):
@@ -59,6 +86,7 @@ class JitFunction(StaticFunction[_P, _R]):
         self._in_shardings: Any = jax_options.pop("in_shardings", None)
         self._by_name: dict[str, Any] | None = None
         super().__init__(fn, jax_options, max_traces=max_traces, cache_size=cache_size)
+        self._deprecated = _warn_deprecated(jax_options)
 
     def _checks_at_decoration(self) -> bool:
         return self._in_shardings is not None
@@ -98,7 +126,14 @@ class JitFunction(StaticFunction[_P, _R]):
             options["in_shardings"] = tuple(self._by_name.get(name) for name in program_args)
         elif self._in_shardings is not None:
             options["in_shardings"] = self._in_shardings
-        return jax.jit(body, **options)
+        if not self._deprecated:
+            return jax.jit(body, **options)
+        # Warned at decoration, as jax.jit warns: not again per program (each static key is one). catch_warnings
+        # swaps the process-wide filters, so jaxstatic's own builds take turns; only options JAX deprecates come here.
+        with _DEPRECATED_LOCK, warnings.catch_warnings():
+            for message in self._deprecated:
+                warnings.filterwarnings("ignore", message=re.escape(message), category=DeprecationWarning)
+            return jax.jit(body, **options)
 
     # -- ahead of time, and jax.jit's other entry points -----------------------------------------------------
 
