@@ -126,7 +126,7 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str, entry: bool =
     # A key's __eq__ that raises (met on a hash collision) is a static value that cannot be compared: said so, as a
     # ValueError too, as jax.jit does; a __hash__ that raises is raised as it is (uncomparable tells them apart).
     body = [*key_lines, f"key = {key_expr}", "try:", "    fn = lookup(key)", "except Exception as err:",
-            "    raise uncomparable(key, args, kwargs, err) from None", "next_call()", "if fn is None:",
+            "    raise uncomparable(key, args, kwargs, err)", "next_call()", "if fn is None:",
             "    return miss(key, args, kwargs)",
             "try:", "    if len(cache) > 1:", "        touch(key)", f"    return fn({call})",
             "except TypeError as err:", "    raise dynamic_error(args, kwargs, err)",
