@@ -57,6 +57,21 @@ def call_layout(plan: Plan, info: tuple[tuple[Any, ...], dict[str, Any]]) -> tup
     return tuple(entry for _, entry in sorted(by_position, key=lambda item: item[0])), dict(sorted(by_name.items()))
 
 
+class ArgsLaidOut:
+    """JAX's ``Traced`` of a program, whose ``args_info`` is laid out as the user's call was (``call_layout``);
+    everything else is JAX's own."""
+
+    def __init__(self, traced: Any, plan: Plan) -> None:
+        self._traced, self._plan = traced, plan
+
+    @property
+    def args_info(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return call_layout(self._plan, self._traced.args_info)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._traced, name)
+
+
 @dataclasses.dataclass(frozen=True)
 class Compilation:
     """What ahead-of-time objects need to check a call: the compiled call shape and static key, and how to get

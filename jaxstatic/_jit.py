@@ -20,7 +20,7 @@ import jax
 from typing_extensions import ParamSpec, Self
 
 from . import _options
-from ._aot import Compilation, Lowered
+from ._aot import ArgsLaidOut, Compilation, Lowered
 from ._core import BoundMethod, Slot, StaticFunction
 from ._errors import unknown_options_error
 from ._plan import Layout, Plan
@@ -174,8 +174,10 @@ class JitFunction(StaticFunction[_P, _R]):
         return Lowered(Compilation(self._function, plan, key, lambda a, k: self._shape(a, k)[0], self._key), lowered)
 
     def trace(self, *args: _P.args, **kwargs: _P.kwargs) -> Traced:
-        """Trace for these arguments, as ``jax.jit(f).trace``: JAX's ``Traced`` (``.jaxpr``, ``.lower()``)."""
-        return self._with_program("trace", args, kwargs)[2]  # type: ignore[no-any-return]
+        """Trace for these arguments, as ``jax.jit(f).trace``: JAX's ``Traced`` (``.jaxpr``, ``.lower()``), whose
+        ``args_info`` is laid out as this call gave its arguments."""
+        plan, _, traced = self._with_program("trace", args, kwargs)
+        return ArgsLaidOut(traced, plan)  # type: ignore[return-value]  # JAX's Traced, but for args_info
 
     def eval_shape(self, *args: _P.args, **kwargs: _P.kwargs) -> Any:
         """The shapes and dtypes of the result for these arguments, without running anything."""

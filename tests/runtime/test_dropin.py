@@ -331,6 +331,14 @@ def test_args_info_keeps_keyword_arguments_in_kwargs_info(jit: Any, options: dic
 
 
 @pytest.mark.parametrize("jit", JITS)
+def test_trace_args_info_keeps_keyword_arguments_in_kwargs_info(jit: Any) -> None:
+    traced = jit(lambda z, y: z + y).trace(1.0, y=jnp.ones(2))
+    args_info, kwargs_info = traced.args_info
+    assert len(args_info) == 1 and kwargs_info["y"].shape == (2,)
+    assert "add" in str(traced.jaxpr)
+
+
+@pytest.mark.parametrize("jit", JITS)
 def test_args_info_leaves_static_arguments_out(jit: Any) -> None:
     def f(a: Any, n: Any, b: Any, *rest: Any, c: Any = 1, **kw: Any) -> Any:
         return a
