@@ -23,8 +23,8 @@ from . import _options
 from ._aot import ArgsLaidOut, Compilation, Lowered
 from ._core import BoundMethod, Slot, StaticFunction
 from ._errors import unknown_options_error
-from ._plan import Layout, Plan
 from ._hidden import user_stacklevel
+from ._plan import Layout, Plan
 
 if TYPE_CHECKING:
     from jax.stages import Traced
