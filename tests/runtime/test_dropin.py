@@ -234,8 +234,6 @@ def test_static_extras_are_hits_on_both_hit_paths(hit_path: str) -> None:
 
 @pytest.mark.parametrize("jit", JITS)
 def test_a_donate_argname_of_a_kwargs_entry_donates_it(jit: Any) -> None:
-    if jax.default_backend() == "cpu":
-        pytest.skip("the CPU backend donates nothing")  # pragma: no cover
     z = jnp.ones(3)
     out = jit(lambda x, **kw: x + kw["z"], donate_argnames="z")(jnp.ones(3), z=z)
     assert out.tolist() == [2.0] * 3 and z.is_deleted()
@@ -390,6 +388,22 @@ def test_a_positional_only_parameter_can_be_named_static() -> None:
     with pytest.raises(ValueError):
         jax.jit(f, static_argnames="n")
     assert float(js.jit(f, static_argnames="n")(1.0, 3)) == 3.0
+
+
+def test_a_parameter_named_static_is_static_by_position_and_by_keyword() -> None:
+    seen: list[Any] = []
+
+    def f(x: jax.Array, y: Any) -> jax.Array:
+        seen.append(y)
+        return x
+
+    g = js.jit(f, static_argnums=1, static_argnames=())
+    g(1.0, 2)
+    g(1.0, y=2)  # the same program: y is 2 either way
+    g(1.0, y="by keyword")
+    assert seen == [2, "by keyword"]
+    with pytest.raises(TypeError, match="abstract array"):  # jax.jit: by keyword, y is traced
+        jax.jit(f, static_argnums=1, static_argnames=())(1.0, y="by keyword")
 
 
 def test_a_negative_static_argnums_counts_from_the_named_parameters() -> None:
