@@ -189,10 +189,13 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
     def _layout(self) -> Layout:
         layout = self._layout_
         if layout is None:
-            params = self._params()
+            params, inner = self._params(), _inner_transform(self._fn)
+            extras, keywords = params.static_extras, params.static_keywords
+            if inner is not None:  # *args extras and **kwargs entries an inner transform makes static, as names
+                extras, keywords = extras | set(inner._layout().static_extras), keywords | inner._layout().static_keywords
             layout = Layout.of(self._fn, self._function, self._signature(),
                                params.static | self._inner_static(), f"jaxstatic.{self._transform}",
-                               extras=params.static_extras, keywords=params.static_keywords)
+                               extras=extras, keywords=keywords)
             self._resolve(layout)
             self._layout_ = layout
         return layout

@@ -232,6 +232,15 @@ def test_static_extras_are_hits_on_both_hit_paths(hit_path: str) -> None:
     assert g.trace_count == 2 and g.cache_info().hits == 4
 
 
+def test_a_jit_over_a_transform_with_static_extras_keeps_them_static() -> None:
+    def f(x: jax.Array, *rest: Any, **kw: Any) -> jax.Array:
+        assert isinstance(rest[0], int) and isinstance(kw["n"], int)
+        return x * rest[0] * kw["n"]
+
+    g = js.jit(js.checkpoint(f, static_argnums=1, static_argnames="n"))
+    assert g(jnp.ones(2), 3, n=2).tolist() == [6.0, 6.0]
+
+
 @pytest.mark.parametrize("jit", JITS)
 def test_a_donate_argname_of_a_kwargs_entry_donates_it(jit: Any) -> None:
     z = jnp.ones(3)
