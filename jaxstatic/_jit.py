@@ -223,8 +223,9 @@ def jit(fn: Callable[_P, _R] | None = None, /, *, max_traces: int | None = None,
 
     Static values may be anything static-hashable (hashable, or builtin containers of such), so a ``dict`` config
     works; equal values share one compiled program. Every ``jax.jit`` option is accepted with ``jax.jit``'s meaning
-    and checked now: ``static_argnums``/``static_argnames`` add to the annotations; ``donate_argnums``/
-    ``donate_argnames`` name dynamic parameters; ``in_shardings`` is one sharding, a tuple over the non-static
+    and checked now: ``static_argnums``/``static_argnames`` add to the annotations (a position past the named
+    parameters is that ``*args`` extra, a name of no parameter that ``**kwargs`` entry, as in ``jax.jit``);
+    ``donate_argnums``/``donate_argnames`` name dynamic parameters; ``in_shardings`` is one sharding, a tuple over the non-static
     positional parameters (as in ``jax.jit``), or a dict by parameter name.
 
     ``max_traces`` (``None`` or an int >= 0) raises ``RetraceError`` instead of tracing past that many times;
