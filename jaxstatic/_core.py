@@ -65,9 +65,6 @@ Dispatch = Callable[[tuple[Any, ...], dict[str, Any]], Any]
 _PARAM_OPTIONS = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames"})
 
 EVICTED = "its compiled program had been evicted to keep at most cache_size={} programs"
-_ANY_CALL = inspect.Signature([inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
-                               inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
-"""The signature taken for a callable whose own cannot be read (``dict``, some builtins)."""
 _EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they cause (hashes keep no value alive)
 
 
@@ -175,7 +172,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
             try:
                 self._signature_ = inspect.signature(self._fn)
             except (ValueError, TypeError):  # dict, some builtins: called as (*args, **kwargs), as jax.jit calls them
-                self._signature_ = _ANY_CALL
+                self._signature_ = _options.ANY_CALL
         return self._signature_
 
     def _params(self) -> _options.ParamOptions:
@@ -183,7 +180,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         if self._params_ is None:
             signature = self._signature()
             self._params_ = _options.resolve_param_options(
-                self._function, None if signature is _ANY_CALL else signature, self._options)
+                self._function, None if signature is _options.ANY_CALL else signature, self._options)
         return self._params_
 
     def _layout(self) -> Layout:

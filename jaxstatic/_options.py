@@ -33,11 +33,10 @@ def check_callable(fn: object, transform: str) -> Callable[..., Any]:
     if not callable(fn):
         raise option_error(transform, None, f"expects a function, but got {_describe(fn)}",
                            "Apply it to a function, as @jaxstatic.jit or jaxstatic.jit(f, ...).")
-    if isinstance(fn, (staticmethod, classmethod)):
+    if isinstance(fn, staticmethod):
         # callable since Python 3.10, but bound by the transform's own __get__ it would receive the instance
-        kind = type(fn).__name__
-        raise option_error(transform, display_name(fn.__func__), f"was given a {kind}, which it cannot bind as one",
-                           f"Put @{kind} above the transform: @{kind} then @{transform} then def.")
+        raise option_error(transform, display_name(fn.__func__), "was given a staticmethod, which it cannot bind "
+                           "as one", f"Put @staticmethod above the transform: @staticmethod then @{transform} then def.")
     target: Any = fn
     for _ in range(8):  # a wrapper made with functools.wraps around a generator function is one too
         flags = getattr(getattr(target, "__code__", None), "co_flags", 0)
@@ -187,6 +186,11 @@ class ParamOptions:
     donate_keywords: frozenset[str] = frozenset()  # **kwargs entries donated by name
 
 
+ANY_CALL = inspect.Signature([_Kind("args", _Kind.VAR_POSITIONAL), _Kind("kwargs", _Kind.VAR_KEYWORD)])
+"""The signature taken for a callable whose own cannot be read (``dict``, some builtins), as ``jax.jit`` calls
+them: any arguments, passed on as they are."""
+
+
 def resolve_param_options(function: str, signature: inspect.Signature | None,
                           options: dict[str, Any]) -> ParamOptions:
     """Pop and check ``static_argnums/argnames`` and ``donate_argnums/argnames`` from ``options``. ``signature``
@@ -196,7 +200,7 @@ def resolve_param_options(function: str, signature: inspect.Signature | None,
         if options.get("donate_argnames") is not None:
             raise option_error("donate_argnames", function, "names parameters, but its signature cannot be read",
                                "Donate by position (donate_argnums).")
-        signature = inspect.Signature([_Kind("args", _Kind.VAR_POSITIONAL), _Kind("kwargs", _Kind.VAR_KEYWORD)])
+        signature = ANY_CALL
     statics = argnums_into_varargs(function, signature, _jit_argnums(signature, options.pop("static_argnums", None)),
                                    "static_argnums")
     static_names = check_argnames(function, signature, options.pop("static_argnames", None), "static_argnames",
@@ -207,8 +211,8 @@ def resolve_param_options(function: str, signature: inspect.Signature | None,
                                   keywords=True)
     params = signature.parameters
     donate = {n for n in (*donated, *donate_names) if isinstance(n, str) and n in params}
-    both = set(static_names) & set(donate_names) - set(params)
-    if both:  # a keyword neither static nor donated by the signature: caught here, as jax.jit catches it
+    both = (set(static_names) & set(donate_names)) - set(params)
+    if both:  # a **kwargs entry both static and donated: refused, as a parameter is (JitFunction._resolve)
         check_not_static(function, sorted(both), frozenset(both), "donate_argnames")
     return ParamOptions(
         frozenset(n for n in (*statics, *static_names) if isinstance(n, str) and n in params),
@@ -257,6 +261,6 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
                        f"parameter(s) {dynamic}", f"Give one entry per parameter in {dynamic}, or a dict by name.")
 
 
-__all__ = ["JAX_JIT_CACHE_SIZE", "OptionError", "ParamOptions", "argnums_into_varargs", "as_tuple", "check_argnames", "check_cache_size",
+__all__ = ["ANY_CALL", "JAX_JIT_CACHE_SIZE", "OptionError", "ParamOptions", "argnums_into_varargs", "as_tuple", "check_argnames", "check_cache_size",
            "check_callable", "check_max_traces", "check_not_static", "display_name", "program_name", "names_of_argnums",
            "per_parameter", "positional", "resolve_param_options"]
