@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import jaxstatic as js
 from jaxstatic import Static
@@ -219,6 +220,28 @@ def test_a_static_argname_of_a_kwargs_entry_makes_that_entry_static(jit: Any) ->
     assert float(g(2.0, m=3)) == -1.0  # another entry with the same value: its own program
     assert float(g(2.0, n=3)) == 6.0
     assert len(traced) == 3
+
+
+_calls = st.lists(st.tuples(st.integers(0, 2), st.sampled_from([1, 2]), st.sampled_from(["n", "m", None])),
+                  min_size=1, max_size=8)
+
+
+@settings(max_examples=10, deadline=None)
+@given(_calls)
+def test_static_extras_give_the_function_s_results_and_trace_as_jax_jit_does(
+        calls: list[tuple[int, int, str | None]]) -> None:
+    """Any sequence of calls with extras after the named parameter and keyword entries, some of them static by
+    jax.jit's options: the function's own results, and never more traces than jax.jit."""
+    def f(x: Any, *rest: Any, **kw: Any) -> Any:
+        return x + sum(rest) * 10 + sum(kw.values()) * 100
+
+    ours, theirs = js.jit(f, static_argnums=2, static_argnames="n"), jax.jit(f, static_argnums=2, static_argnames="n")
+    counted = js.jit(lambda *a, **k: f(*a, **k), static_argnums=2, static_argnames="n")
+    for extras, value, keyword in calls:
+        args, kwargs = (1.0, *[value] * extras), ({keyword: value} if keyword else {})
+        assert float(ours(*args, **kwargs)) == float(theirs(*args, **kwargs)) == f(*args, **kwargs)
+        counted(*args, **kwargs)
+    assert counted.trace_count <= theirs._cache_size()
 
 
 def test_static_extras_are_hits_on_both_hit_paths(hit_path: str) -> None:
