@@ -277,6 +277,24 @@ def case_dp_sgd(rebuilt: bool) -> Callable[[], dict[str, Callable[[], Any]]]:
     return make
 
 
+def case_kwargs_entry() -> dict[str, Callable[[], Any]]:
+    """``static_argnames`` naming a ``**kwargs`` entry, as ``jax.jit`` takes it: the entry static, by keyword."""
+    def f(x: jax.Array, y: jax.Array, **kw: Any) -> jax.Array:
+        return x * kw["n"] + y
+
+    j, s = jax.jit(f, static_argnames="n"), js.jit(f, static_argnames="n")
+    return {"jax.jit": lambda: j(x, y, n=3), "jaxstatic.jit": lambda: s(x, y, n=3)}
+
+
+def case_args_extra() -> dict[str, Callable[[], Any]]:
+    """``static_argnums`` past the named parameters, as ``jax.jit`` takes it: that ``*args`` extra static."""
+    def f(x: jax.Array, y: jax.Array, *rest: Any) -> jax.Array:
+        return x * rest[0] + y
+
+    j, s = jax.jit(f, static_argnums=2), js.jit(f, static_argnums=2)
+    return {"jax.jit": lambda: j(x, y, 3), "jaxstatic.jit": lambda: s(x, y, 3)}
+
+
 def case_jit_of(transform: str) -> Callable[[], dict[str, Callable[[], Any]]]:
     """``js.jit(js.<transform>(f))`` against ``jax.jit(jax.<transform>(f), static_argnames=...)``."""
     def make() -> dict[str, Callable[[], Any]]:
@@ -483,6 +501,8 @@ def main() -> None:
         "js.jit(js.vmap(f)), int": case_jit_of("vmap"),
         "js.jit(js.value_and_grad(f))": case_jit_of("value_and_grad"),
         "1000-element tuple": case_long_tuple,
+        "**kwargs entry static by name": case_kwargs_entry,
+        "*args extra static by position": case_args_extra,
         "jit made again each call": case_rebuilt,
         "jit(grad(f)) made each call": case_rebuilt_grad,
         "js.pmap(f) vs jax.pmap, int": case_pmap,

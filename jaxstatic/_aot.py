@@ -32,6 +32,46 @@ def _mismatch(function: str, compiled_for: Plan, compiled_key: Any, plan: Plan, 
     )
 
 
+def call_layout(plan: Plan, info: tuple[tuple[Any, ...], dict[str, Any]]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Per-argument entries of a program (its positional arguments: the named dynamic values, then the ``*args``
+    extras; its keywords: the ``**kwargs`` extras) rearranged as the user's call gave those values."""
+    pos, kw = info
+    by_position: list[tuple[int, Any]] = []
+    by_name: dict[str, Any] = dict(kw)
+    i = 0
+    for name, src in plan.dynamics:
+        if src.kind == "arg" and i < len(pos):
+            by_position.append((src.index, pos[i]))
+        elif src.kind == "kw" and i < len(pos):
+            by_name[name] = pos[i]
+        elif src.kind == "varpos":
+            extras = [k for k in range(src.index, plan.nargs) if k not in src.skip]
+            by_position += zip(extras, pos[i:i + len(extras)])
+            i += len(extras)
+            continue
+        else:  # varkw: the program's keywords, already in by_name
+            continue
+        i += 1
+    if i != len(pos):  # not a program of this plan's layout: JAX's own
+        return info
+    return tuple(entry for _, entry in sorted(by_position, key=lambda item: item[0])), dict(sorted(by_name.items()))
+
+
+class ArgsLaidOut:
+    """JAX's ``Traced`` of a program, whose ``args_info`` is laid out as the user's call was (``call_layout``);
+    everything else is JAX's own."""
+
+    def __init__(self, traced: Any, plan: Plan) -> None:
+        self._traced, self._plan = traced, plan
+
+    @property
+    def args_info(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return call_layout(self._plan, self._traced.args_info)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._traced, name)
+
+
 @dataclasses.dataclass(frozen=True)
 class Compilation:
     """What ahead-of-time objects need to check a call: the compiled call shape and static key, and how to get
@@ -61,6 +101,12 @@ class Lowered(Generic[_P, _R_co]):
 
     def __getattr__(self, name: str) -> Any:  # as_text, cost_analysis, ...: JAX's own
         return getattr(self._lowered, name)
+
+    @property
+    def args_info(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """JAX's ``args_info`` (each dynamic argument's shape, dtype and donation) laid out as the call was, as
+        ``jax.jit``'s: the positional arguments in a tuple, those given by keyword in a dict; static ones left out."""
+        return call_layout(self._compilation.plan, self._lowered.args_info)
 
     def as_text(self, *args: Any, **kwargs: Any) -> str:
         """JAX's ``as_text``: the lowered program's text (StableHLO by default)."""

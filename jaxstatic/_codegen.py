@@ -109,8 +109,8 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str, entry: bool =
     """``{"key": key, "dispatch": dispatch}`` for one call shape, plus ``"entry"`` when asked.
 
     ``namespace`` supplies ``cache``, ``lookup`` (its bound ``get``), ``touch``, ``miss``, ``freeze_pair``,
-    ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``, ``failed``, ``next_call``, ``reroute`` and
-    ``general``. The dispatcher takes ``(args, kwargs)``: it counts the call, builds the
+    ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``, ``failed``, ``uncomparable``, ``next_call``,
+    ``reroute`` and ``general``. The dispatcher takes ``(args, kwargs)``: it counts the call, builds the
     key, looks the program up (keeping the cache's order of use when it holds more than one), and calls it with the
     dynamic values. A plan for keyword calls is found by keyword names alone, so it checks the number of positionals
     and reroutes on a mismatch. With ``entry``, also a ``__call__(self, *args, **kwargs)`` for this shape of
@@ -123,7 +123,10 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str, entry: bool =
                      else src.expr("") for _, src in plan.dynamics)
     # Counted once the key is found (a key's __hash__ that raises leaves no call counted); from then on a failure,
     # the order of use kept (which hashes the key again) included, is counted as failed, never as a hit.
-    body = [*key_lines, f"key = {key_expr}", "fn = lookup(key)", "next_call()", "if fn is None:",
+    # A key's __eq__ that raises (met on a hash collision) is a static value that cannot be compared: said so, as a
+    # ValueError too, as jax.jit does; a __hash__ that raises is raised as it is (uncomparable tells them apart).
+    body = [*key_lines, f"key = {key_expr}", "try:", "    fn = lookup(key)", "except Exception as err:",
+            "    raise uncomparable(key, args, kwargs, err)", "next_call()", "if fn is None:",
             "    return miss(key, args, kwargs)",
             "try:", "    if len(cache) > 1:", "        touch(key)", f"    return fn({call})",
             "except TypeError as err:", "    raise dynamic_error(args, kwargs, err)",

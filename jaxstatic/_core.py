@@ -46,7 +46,7 @@ from . import (
     _typecheck,
 )
 from ._annotations import deferring
-from ._errors import AnnotationError, non_array_error, non_static_error
+from ._errors import AnnotationError, non_array_error, non_static_error, uncomparable_error
 from ._lane import jit_disabled
 from ._memo import IdentityMemo
 from ._plan import Layout, Plan
@@ -169,20 +169,30 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
 
     def _signature(self) -> inspect.Signature:
         if self._signature_ is None:
-            self._signature_ = inspect.signature(self._fn)
+            try:
+                self._signature_ = inspect.signature(self._fn)
+            except (ValueError, TypeError):  # dict, some builtins: called as (*args, **kwargs), as jax.jit calls them
+                self._signature_ = _options.ANY_CALL
         return self._signature_
 
     def _params(self) -> _options.ParamOptions:
         """The parameter options (static and donated names), checked against the signature once."""
         if self._params_ is None:
-            self._params_ = _options.resolve_param_options(self._function, self._signature(), self._options)
+            signature = self._signature()
+            self._params_ = _options.resolve_param_options(
+                self._function, None if signature is _options.ANY_CALL else signature, self._options)
         return self._params_
 
     def _layout(self) -> Layout:
         layout = self._layout_
         if layout is None:
+            params, inner = self._params(), _inner_transform(self._fn)
+            extras, keywords = params.static_extras, params.static_keywords
+            if inner is not None:  # *args extras and **kwargs entries an inner transform makes static, as names
+                extras, keywords = extras | set(inner._layout().static_extras), keywords | inner._layout().static_keywords
             layout = Layout.of(self._fn, self._function, self._signature(),
-                               self._params().static | self._inner_static(), f"jaxstatic.{self._transform}")
+                               params.static | self._inner_static(), f"jaxstatic.{self._transform}",
+                               extras=extras, keywords=keywords)
             self._resolve(layout)
             self._layout_ = layout
         return layout
@@ -275,6 +285,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
             "freeze_pair": self._pair_freezer(plan), "remembered": self._memo.remembered,
             "dynamic_error": functools.partial(self._failed_dynamic, plan),
             "failed": functools.partial(self._failed, plan),
+            "uncomparable": functools.partial(self._uncomparable, plan),
             "reroute": self._reroute, "general": _general_call,
         }
 
@@ -393,6 +404,25 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         finally:
             local.statics = outer
 
+    def _uncomparable(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                      err: Exception) -> Exception:
+        """The error for a cache lookup that raised: ``err`` itself where the key's hash raises (a static value's
+        own ``__hash__``, as ``jax.jit`` raises it); else a static value's ``__eq__`` raised, which is named."""
+        try:
+            hash(key)
+        except Exception:
+            return err
+        statics = plan.static_values(args, kwargs)
+        for j, (name, _) in enumerate(plan.statics):
+            mine = key[1 + 2 * j:3 + 2 * j]
+            for other in list(dict.keys(self._cache)):  # the plain dict's keys: no lookup that would compare
+                try:
+                    _ = other[1 + 2 * j:3 + 2 * j] == mine
+                except Exception:
+                    return uncomparable_error(self._function, name, statics[name], err)
+        return uncomparable_error(self._function, plan.statics[0][0], statics[plan.statics[0][0]], err) \
+            if plan.statics else err
+
     def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """A call raised: it is no hit, and its static values are not kept."""
         next(self._stats.failures)
@@ -494,6 +524,14 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
     def cache_info(self) -> _stats.CacheInfo:
         """Hits, misses (traces), the bound (``cache_size``), programs held now, and evictions."""
         return self._stats.cache_info()
+
+    def _cache_size(self) -> int:
+        """The entries of JAX's dispatch caches held for this function, as ``jax.jit`` objects' ``_cache_size()``
+        counts its own: one per static key and shapes of the dynamic values (``cache_info().currsize`` counts
+        programs, one per static key)."""
+        own = [p for p in list(dict.values(self._cache)) if not getattr(p, "lane", False)]  # no key hashed
+        lane = [] if self._lane is None else [self._lane.program]
+        return sum(int(getattr(p, "_cache_size", lambda: 1)()) for p in own + lane)
 
     def clear_cache(self) -> None:
         """Drop every compiled program and every static value held for them, by this transform and by the

@@ -1,6 +1,11 @@
 """Exception classes and the builders of their messages. Each class is a ``TypeError`` (or ``RuntimeError``)
 subclass, exported from ``jaxstatic`` (``HiddenStaticWarning`` and ``StaticTypeWarning`` are warnings, subclasses of
-``UserWarning``); each message names the function, the parameter, the path inside the value, what was found and the fix."""
+``UserWarning``); each message names the function, the parameter, the path inside the value, what was found and the fix.
+
+Where ``jax.jit`` raises another class for the same mistake, jaxstatic's error is an instance of that class too, so
+code that catches JAX's keeps working: ``OptionError`` and ``NonStaticValueError`` are also ``ValueError``s (JAX's
+class for a bad ``static_argnums``, an unknown argname, a static and donated name, a static value that cannot be
+hashed or compared)."""
 
 from __future__ import annotations
 
@@ -26,8 +31,9 @@ class AnnotationError(JaxstaticError, TypeError):
     """An annotation is not a type, so jaxstatic cannot tell which parameters (or fields) are static."""
 
 
-class NonStaticValueError(JaxstaticError, TypeError):
-    """A value bound to a ``Static`` parameter is not static-hashable (an array, an unhashable object)."""
+class NonStaticValueError(JaxstaticError, TypeError, ValueError):
+    """A value bound to a ``Static`` parameter is not static-hashable (an array, an unhashable object, one whose
+    ``__eq__`` raises). Also a ``ValueError``, as ``jax.jit``'s error for a non-hashable static argument is."""
 
 
 class NonArrayArgumentError(JaxstaticError, TypeError):
@@ -42,9 +48,10 @@ class RetraceError(JaxstaticError, RuntimeError):
     """A function was traced more often than its ``max_traces`` allows."""
 
 
-class OptionError(JaxstaticError, TypeError):
+class OptionError(JaxstaticError, TypeError, ValueError):
     """An option given to a transform (``donate_argnums``, ``static_argnames``, ``in_axes``, ``max_traces``, ...)
-    does not fit the function; raised when the transform is applied, not at the first call."""
+    does not fit the function; raised when the transform is applied, not at the first call. Also a ``ValueError``,
+    the class ``jax.jit`` raises for most of these."""
 
 
 class HiddenStaticWarning(UserWarning):
@@ -119,6 +126,16 @@ def non_static_error(function: str, param: str, value: Any) -> NonStaticValueErr
         f"{function}(): parameter {param!r} is Static, but {where} is a {_freeze.type_name(leaf)}, which cannot be "
         f"static: {why_not_static(leaf)}. {fix}"
     )
+
+
+def uncomparable_error(function: str, param: str, value: Any, err: Exception) -> NonStaticValueError:
+    """A static value whose ``__eq__`` raised when it was compared with the key of an earlier call."""
+    error = NonStaticValueError(
+        f"{function}(): parameter {param!r} is Static, but comparing its value (a {_freeze.type_name(value)}) with "
+        f"an earlier static value raised {type(err).__name__}: {err}. A static value must be comparable with ==: "
+        "make its __eq__ return a bool, or pass it through a parameter that is not Static.")
+    error.__cause__ = err
+    return error
 
 
 def check_static(function: str, param: str, value: Any) -> Any:

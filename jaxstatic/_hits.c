@@ -797,7 +797,11 @@ key_vectorcall(KeyCall *self, PyObject *const *args, size_t nargsf, PyObject *kw
     if (program == NULL) {  /* a miss: the dispatcher counts it and traces */
         Py_DECREF(key);
         if (PyErr_Occurred()) {
-            return NULL;
+            if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+                return NULL;
+            }
+            /* a key's __hash__ or __eq__ raised: the dispatcher looks it up again and says which, as it does */
+            PyErr_Clear();
         }
         return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
     }

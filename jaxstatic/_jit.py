@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
+import threading
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Concatenate, TypeVar, overload
 
@@ -17,9 +20,10 @@ import jax
 from typing_extensions import ParamSpec, Self
 
 from . import _options
-from ._aot import Compilation, Lowered
+from ._aot import ArgsLaidOut, Compilation, Lowered
 from ._core import BoundMethod, Slot, StaticFunction
 from ._errors import unknown_options_error
+from ._hidden import user_stacklevel
 from ._plan import Layout, Plan
 
 if TYPE_CHECKING:
@@ -37,6 +41,29 @@ def _jax_jit_options() -> frozenset[str]:
     # Every parameter but the function: keyword-only since JAX 0.7, positional-or-keyword before.
     params = list(inspect.signature(jax.jit).parameters.values())[1:]
     return frozenset(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+_DEPRECATED_LOCK = threading.Lock()
+_DEPRECATED = frozenset({"device", "backend"})  # options jax.jit warns about when it is applied
+
+
+def _noop() -> None:
+    pass
+
+
+def _warn_deprecated(options: dict[str, Any]) -> tuple[str, ...]:
+    """Give, now, the warnings ``jax.jit`` gives when it is applied with these options (``device=``, ``backend=``),
+    pointing at the caller's line; their messages, which the programs built later for each static key must not
+    repeat (under ``-W error`` the first call raised)."""
+    given = {k: options[k] for k in _DEPRECATED if options.get(k) is not None}
+    if not given:
+        return ()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        jax.jit(_noop, **given)
+    for w in caught:
+        warnings.warn(w.message, stacklevel=user_stacklevel())
+    return tuple(str(w.message) for w in caught if issubclass(w.category, DeprecationWarning))
 
 
 class JitFunction(StaticFunction[_P, _R]):
@@ -59,6 +86,7 @@ class JitFunction(StaticFunction[_P, _R]):
         self._in_shardings: Any = jax_options.pop("in_shardings", None)
         self._by_name: dict[str, Any] | None = None
         super().__init__(fn, jax_options, max_traces=max_traces, cache_size=cache_size)
+        self._deprecated = _warn_deprecated(jax_options)
 
     def _checks_at_decoration(self) -> bool:
         return self._in_shardings is not None
@@ -68,6 +96,9 @@ class JitFunction(StaticFunction[_P, _R]):
         varargs = [n for n, p in layout.signature.parameters.items() if p.kind is p.VAR_POSITIONAL]
         _options.check_not_static(self._function, [*params.donate, *(varargs if params.donate_extras else ())],
                                   layout.static, "donate_argnums/donate_argnames")
+        for k in sorted(params.donate_extras & params.static_extras):
+            _options.check_not_static(self._function, [f"{varargs[0]}[{k}]"], frozenset([f"{varargs[0]}[{k}]"]),
+                                      "donate_argnums")
         self._by_name = _options.per_parameter(self._function, layout.signature, self._in_shardings, "in_shardings",
                                                layout.static)
 
@@ -88,11 +119,21 @@ class JitFunction(StaticFunction[_P, _R]):
             donate += sorted(len(program_args) - 1 + k for k in self._params().donate_extras)
         if donate:
             options["donate_argnums"] = tuple(donate)
+        if plan.dynamics and plan.dynamics[-1][1].kind == "varkw" and self._params().donate_keywords:
+            # **kwargs entries donated by name: the program takes them by keyword, as jax.jit donates them
+            options["donate_argnames"] = tuple(sorted(self._params().donate_keywords))
         if self._by_name is not None:
             options["in_shardings"] = tuple(self._by_name.get(name) for name in program_args)
         elif self._in_shardings is not None:
             options["in_shardings"] = self._in_shardings
-        return jax.jit(body, **options)
+        if not self._deprecated:
+            return jax.jit(body, **options)
+        # Warned at decoration, as jax.jit warns: not again per program (each static key is one). catch_warnings
+        # swaps the process-wide filters, so jaxstatic's own builds take turns; only options JAX deprecates come here.
+        with _DEPRECATED_LOCK, warnings.catch_warnings():
+            for message in self._deprecated:
+                warnings.filterwarnings("ignore", message=re.escape(message), category=DeprecationWarning)
+            return jax.jit(body, **options)
 
     # -- ahead of time, and jax.jit's other entry points -----------------------------------------------------
 
@@ -133,8 +174,10 @@ class JitFunction(StaticFunction[_P, _R]):
         return Lowered(Compilation(self._function, plan, key, lambda a, k: self._shape(a, k)[0], self._key), lowered)
 
     def trace(self, *args: _P.args, **kwargs: _P.kwargs) -> Traced:
-        """Trace for these arguments, as ``jax.jit(f).trace``: JAX's ``Traced`` (``.jaxpr``, ``.lower()``)."""
-        return self._with_program("trace", args, kwargs)[2]  # type: ignore[no-any-return]
+        """Trace for these arguments, as ``jax.jit(f).trace``: JAX's ``Traced`` (``.jaxpr``, ``.lower()``), whose
+        ``args_info`` is laid out as this call gave its arguments."""
+        plan, _, traced = self._with_program("trace", args, kwargs)
+        return ArgsLaidOut(traced, plan)  # type: ignore[return-value]  # JAX's Traced, but for args_info
 
     def eval_shape(self, *args: _P.args, **kwargs: _P.kwargs) -> Any:
         """The shapes and dtypes of the result for these arguments, without running anything."""
@@ -180,8 +223,9 @@ def jit(fn: Callable[_P, _R] | None = None, /, *, max_traces: int | None = None,
 
     Static values may be anything static-hashable (hashable, or builtin containers of such), so a ``dict`` config
     works; equal values share one compiled program. Every ``jax.jit`` option is accepted with ``jax.jit``'s meaning
-    and checked now: ``static_argnums``/``static_argnames`` add to the annotations; ``donate_argnums``/
-    ``donate_argnames`` name dynamic parameters; ``in_shardings`` is one sharding, a tuple over the non-static
+    and checked now: ``static_argnums``/``static_argnames`` add to the annotations (a position past the named
+    parameters is that ``*args`` extra, a name of no parameter that ``**kwargs`` entry, as in ``jax.jit``);
+    ``donate_argnums``/``donate_argnames`` name dynamic parameters; ``in_shardings`` is one sharding, a tuple over the non-static
     positional parameters (as in ``jax.jit``), or a dict by parameter name.
 
     ``max_traces`` (``None`` or an int >= 0) raises ``RetraceError`` instead of tracing past that many times;

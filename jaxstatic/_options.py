@@ -33,6 +33,10 @@ def check_callable(fn: object, transform: str) -> Callable[..., Any]:
     if not callable(fn):
         raise option_error(transform, None, f"expects a function, but got {_describe(fn)}",
                            "Apply it to a function, as @jaxstatic.jit or jaxstatic.jit(f, ...).")
+    if isinstance(fn, staticmethod):
+        # callable since Python 3.10, but bound by the transform's own __get__ it would receive the instance
+        raise option_error(transform, display_name(fn.__func__), "was given a staticmethod, which it cannot bind "
+                           "as one", f"Put @staticmethod above the transform: @staticmethod then @{transform} then def.")
     target: Any = fn
     for _ in range(8):  # a wrapper made with functools.wraps around a generator function is one too
         flags = getattr(getattr(target, "__code__", None), "co_flags", 0)
@@ -84,7 +88,8 @@ def positional(signature: inspect.Signature) -> list[str]:
 
 
 def names_of_argnums(function: str, signature: inspect.Signature, nums: Any, option: str) -> tuple[str, ...]:
-    """The parameter names that ``option`` (``static_argnums``, ``donate_argnums``, ...) refers to by position."""
+    """The parameter names that ``option`` (``nondiff_argnums``, ...) refers to by position; a position in
+    ``*args`` is refused."""
     return tuple(_positions(function, signature, nums, option, into_varargs=False))  # type: ignore[arg-type]
 
 
@@ -101,9 +106,7 @@ def _positions(function: str, signature: inspect.Signature, nums: Any, option: s
     has_varargs = any(p.kind is _Kind.VAR_POSITIONAL for p in signature.parameters.values())
     out: list[str | int] = []
     for i in as_tuple(nums):
-        if isinstance(i, bool) or not isinstance(i, numbers.Integral):  # numpy integers too, as jax takes them
-            raise option_error(option, function, f"contains {_describe(i)}", "Give parameter positions as ints.")
-        i = int(i)
+        i = _index(function, option, i)
         if into_varargs and has_varargs and i >= len(names):
             out.append(i - len(names))
             continue
@@ -117,14 +120,26 @@ def _positions(function: str, signature: inspect.Signature, nums: Any, option: s
     return out
 
 
-def check_argnames(function: str, signature: inspect.Signature, names: Any, option: str) -> tuple[str, ...]:
-    """``names`` as a tuple, each naming a parameter of the function (not ``*args``/``**kwargs`` themselves)."""
+def _index(function: str, option: str, i: Any) -> int:
+    if isinstance(i, bool) or not isinstance(i, numbers.Integral):  # numpy integers too, as jax takes them
+        raise option_error(option, function, f"contains {_describe(i)}", "Give parameter positions as ints.")
+    return int(i)
+
+
+def check_argnames(function: str, signature: inspect.Signature, names: Any, option: str,
+                   keywords: bool = False) -> tuple[str, ...]:
+    """``names`` as a tuple, each naming a parameter of the function (not ``*args``/``**kwargs`` themselves); with
+    ``keywords``, where the function has ``**kwargs``, also any other name: an entry of ``**kwargs`` (as
+    ``jax.jit``'s ``static_argnames``/``donate_argnames`` take them)."""
     params = signature.parameters
     out = tuple(as_tuple(names) if not isinstance(names, str) else (names,))
+    into_kwargs = keywords and any(p.kind is _Kind.VAR_KEYWORD for p in params.values())
     for name in out:
         if not isinstance(name, str):
             raise option_error(option, function, f"contains {_describe(name)}", "Give parameter names as strings.")
         p = params.get(name)
+        if p is None and into_kwargs:
+            continue
         if p is None or p.kind in (_Kind.VAR_POSITIONAL, _Kind.VAR_KEYWORD):
             close = difflib.get_close_matches(name, list(params), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -166,17 +181,55 @@ class ParamOptions:
     static: frozenset[str]  # from static_argnums/static_argnames (annotations add to these later)
     donate: tuple[str, ...]  # in signature order
     donate_extras: frozenset[int] = frozenset()  # *args extras donated by position (0 is the first extra)
+    static_extras: frozenset[int] = frozenset()  # *args extras made static by position
+    static_keywords: frozenset[str] = frozenset()  # **kwargs entries made static by name
+    donate_keywords: frozenset[str] = frozenset()  # **kwargs entries donated by name
 
 
-def resolve_param_options(function: str, signature: inspect.Signature, options: dict[str, Any]) -> ParamOptions:
-    """Pop and check ``static_argnums/argnames`` and ``donate_argnums/argnames`` from ``options``."""
-    static = (*names_of_argnums(function, signature, options.pop("static_argnums", None), "static_argnums"),
-              *check_argnames(function, signature, options.pop("static_argnames", None), "static_argnames"))
-    donated = argnums_into_varargs(function, signature, options.pop("donate_argnums", None), "donate_argnums")
-    donate = {n for n in donated if isinstance(n, str)}
-    donate |= set(check_argnames(function, signature, options.pop("donate_argnames", None), "donate_argnames"))
-    return ParamOptions(frozenset(static), tuple(n for n in signature.parameters if n in donate),
-                        frozenset(k for k in donated if isinstance(k, int)))
+ANY_CALL = inspect.Signature([_Kind("args", _Kind.VAR_POSITIONAL), _Kind("kwargs", _Kind.VAR_KEYWORD)])
+"""The signature taken for a callable whose own cannot be read (``dict``, some builtins), as ``jax.jit`` calls
+them: any arguments, passed on as they are."""
+
+
+def resolve_param_options(function: str, signature: inspect.Signature | None,
+                          options: dict[str, Any]) -> ParamOptions:
+    """Pop and check ``static_argnums/argnames`` and ``donate_argnums/argnames`` from ``options``. ``signature``
+    is None for a callable whose signature cannot be read (``dict``, some builtins): its arguments are taken as
+    ``*args, **kwargs``, and ``donate_argnames`` cannot be told from positions (as in ``jax.jit``)."""
+    if signature is None:
+        if options.get("donate_argnames") is not None:
+            raise option_error("donate_argnames", function, "names parameters, but its signature cannot be read",
+                               "Donate by position (donate_argnums).")
+        signature = ANY_CALL
+    statics = argnums_into_varargs(function, signature, _jit_argnums(signature, options.pop("static_argnums", None)),
+                                   "static_argnums")
+    static_names = check_argnames(function, signature, options.pop("static_argnames", None), "static_argnames",
+                                  keywords=True)
+    donated = argnums_into_varargs(function, signature, _jit_argnums(signature, options.pop("donate_argnums", None)),
+                                   "donate_argnums")
+    donate_names = check_argnames(function, signature, options.pop("donate_argnames", None), "donate_argnames",
+                                  keywords=True)
+    params = signature.parameters
+    donate = {n for n in (*donated, *donate_names) if isinstance(n, str) and n in params}
+    both = (set(static_names) & set(donate_names)) - set(params)
+    if both:  # a **kwargs entry both static and donated: refused, as a parameter is (JitFunction._resolve)
+        check_not_static(function, sorted(both), frozenset(both), "donate_argnames")
+    return ParamOptions(
+        frozenset(n for n in (*statics, *static_names) if isinstance(n, str) and n in params),
+        tuple(n for n in params if n in donate), frozenset(k for k in donated if isinstance(k, int)),
+        frozenset(k for k in statics if isinstance(k, int)), frozenset(set(static_names) - set(params)),
+        frozenset(set(donate_names) - set(params)))
+
+
+def _jit_argnums(signature: inspect.Signature, nums: Any) -> Any:
+    """``nums`` less the negative positions before the first parameter of a function with ``*args``, which
+    ``jax.jit`` accepts (counting from the end of each call's arguments); jaxstatic counts negative positions from
+    the end of the named parameters, so no call reaches these."""
+    if not any(p.kind is _Kind.VAR_POSITIONAL for p in signature.parameters.values()):
+        return nums
+    first = -len(positional(signature))
+    return tuple(i for i in as_tuple(nums) if not (isinstance(i, numbers.Integral) and not isinstance(i, bool)
+                                                   and i < first))
 
 
 def check_not_static(function: str, names: Iterable[str], static: frozenset[str], option: str) -> None:
@@ -208,6 +261,6 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
                        f"parameter(s) {dynamic}", f"Give one entry per parameter in {dynamic}, or a dict by name.")
 
 
-__all__ = ["JAX_JIT_CACHE_SIZE", "OptionError", "ParamOptions", "argnums_into_varargs", "as_tuple", "check_argnames", "check_cache_size",
+__all__ = ["ANY_CALL", "JAX_JIT_CACHE_SIZE", "OptionError", "ParamOptions", "argnums_into_varargs", "as_tuple", "check_argnames", "check_cache_size",
            "check_callable", "check_max_traces", "check_not_static", "display_name", "program_name", "names_of_argnums",
            "per_parameter", "positional", "resolve_param_options"]

@@ -27,6 +27,7 @@ class Source:
     index: int = 0  # "arg": position; "varpos": first extra position
     names: tuple[str, ...] = ()  # "kw": (name,); "varkw": extra keyword names
     default: Any = None  # "default": the value
+    skip: tuple[int, ...] = ()  # "varpos": positions of extras that are static (static_argnums into *args)
 
     def get(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
         if self.kind == "arg":
@@ -34,6 +35,8 @@ class Source:
         if self.kind == "kw":
             return kwargs[self.names[0]]
         if self.kind == "varpos":
+            if self.skip:
+                return tuple(a for i, a in enumerate(args[self.index:], self.index) if i not in self.skip)
             return args[self.index :]
         if self.kind == "varkw":
             return {n: kwargs[n] for n in self.names}
@@ -46,6 +49,8 @@ class Source:
         if self.kind == "kw":
             return f"kwargs[{self.names[0]!r}]"
         if self.kind == "varpos":
+            if self.skip:
+                return f"tuple(a for i, a in enumerate(args[{self.index}:], {self.index}) if i not in {set(self.skip)!r})"
             return f"args[{self.index}:]"
         if self.kind == "varkw":
             return "{" + ", ".join(f"{n!r}: kwargs[{n!r}]" for n in self.names) + "}"
@@ -61,12 +66,18 @@ class Layout:
     static: frozenset[str]  # parameter names, variadic ones included when their extras are static
 
     nodiff: frozenset[str] = frozenset()  # NoDiff parameters: dynamic, never differentiated
+    # static_argnums into *args (0: its first extra) and static_argnames of **kwargs entries, as jax.jit takes them;
+    # a call's static extra is labelled "args[0]", a static entry by its keyword
+    static_extras: tuple[int, ...] = ()
+    static_keywords: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, fn: Callable[..., Any], function: str, signature: inspect.Signature,
-           extra_static: frozenset[str], transform: str = "jaxstatic.jit") -> Layout:
+           extra_static: frozenset[str], transform: str = "jaxstatic.jit", *, extras: frozenset[int] = frozenset(),
+           keywords: frozenset[str] = frozenset()) -> Layout:
         """Read ``fn``'s annotations (``AnnotationError`` when they do not resolve) and add ``extra_static``, the
-        names given by ``static_argnums``/``static_argnames``. ``transform`` is named by ``HiddenStaticWarning``."""
+        names given by ``static_argnums``/``static_argnames``, and ``extras``/``keywords``, the ``*args`` extras and
+        ``**kwargs`` entries they name. ``transform`` is named by ``HiddenStaticWarning``."""
         params = find_static_params(fn, function, signature)
         static = set(params.names) | set(extra_static)
         for p in signature.parameters.values():
@@ -75,7 +86,8 @@ class Layout:
             ):
                 static.add(p.name)
         _hidden.warn_if_hidden(fn, static, transform)
-        return cls(function, signature, frozenset(static), params.nodiff - static)
+        return cls(function, signature, frozenset(static), params.nodiff - static, tuple(sorted(extras)),
+                   frozenset(keywords))
 
     @property
     def static_labels(self) -> tuple[str, ...]:
@@ -88,9 +100,14 @@ class Layout:
         for name, p in self.signature.parameters.items():
             given = statics if name in statics else dynamic
             if p.kind is _Kind.VAR_POSITIONAL:
-                args.extend(given.get(name, ()))
+                extras = list(given.get(name, ()))
+                for k in self.static_extras:  # increasing: each lands at its own position
+                    if f"{name}[{k}]" in statics:
+                        extras.insert(k, statics[f"{name}[{k}]"])
+                args.extend(extras)
             elif p.kind is _Kind.VAR_KEYWORD:
                 kwargs.update(given.get(name, {}))
+                kwargs.update((n, statics[n]) for n in self.static_keywords if n in statics)
             else:  # an absent parameter gets its default here, just as if the call had left it out
                 value = given.get(name, p.default)
                 if p.kind is _Kind.KEYWORD_ONLY:
@@ -132,12 +149,16 @@ class Plan:
             src = _source(p, bound.arguments.get(name, _MISSING))
             if name in layout.static:
                 statics.append((name, src if src is not None else _default_source(p)))
+            elif src is not None and src.kind in ("varpos", "varkw"):
+                _split_extras(layout, name, src, nargs, statics, dynamics)
             elif src is not None:
                 dynamics.append((name, src))
         # variadic extras go last, so that the program's positional arguments are the named ones, then *args
         dynamics.sort(key=lambda item: item[1].kind in ("varpos", "varkw"))
         variant = tuple(n for n, _ in dynamics)
-        vid = variants.setdefault(variant, len(variants))
+        # the static extras a call gives are part of its variant: g(x, n=1) and g(x, m=1) share no program
+        given = tuple(f"static {n}" for n, _ in statics if n not in layout.signature.parameters)
+        vid = variants.setdefault(variant + given, len(variants))
         return cls(layout, tuple(statics), tuple(dynamics), variant, vid, nargs, kwnames)
 
     def static_values(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -158,6 +179,23 @@ class Plan:
 
 
 _MISSING = object()
+
+
+def _split_extras(layout: Layout, name: str, src: Source, nargs: int, statics: list[tuple[str, Source]],
+                  dynamics: list[tuple[str, Source]]) -> None:
+    """A dynamic ``*args``/``**kwargs`` of one call shape, less the extras ``static_argnums``/``static_argnames``
+    make static (each a static value of its own, by position or keyword)."""
+    if src.kind == "varpos":
+        taken = [k for k in layout.static_extras if src.index + k < nargs]
+        statics.extend((f"{name}[{k}]", Source("arg", index=src.index + k)) for k in taken)
+        if len(taken) < nargs - src.index:
+            dynamics.append((name, dataclasses.replace(src, skip=tuple(src.index + k for k in taken))))
+        return
+    keys = sorted(n for n in src.names if n in layout.static_keywords)  # one key order, whatever the call's
+    statics.extend((n, Source("kw", names=(n,))) for n in keys)
+    rest = tuple(n for n in src.names if n not in layout.static_keywords)
+    if rest:
+        dynamics.append((name, dataclasses.replace(src, names=rest)))
 
 
 def _source(p: inspect.Parameter, bound: Any) -> Source | None:
