@@ -95,10 +95,16 @@ def _key_lines(plan: Plan, ns: dict[str, Any]) -> tuple[list[str], str]:
 _counter = itertools.count()
 
 
-def _compile(source: str, ns: dict[str, Any], what: str) -> None:
+def _compile(source: str, ns: dict[str, Any], what: str, owner: str) -> None:
+    """Run ``source`` into ``ns``, its lines in ``linecache`` while the function ``ns[owner]`` lives.
+
+    The generated functions share ``ns`` as their globals, so each keeps the others alive: the entry goes with all
+    of them. Kept for good, a wrapper made per call (``js.jit(self.step)``, a lambda) left ~12 KB of source behind
+    it each time; a debugger or a traceback of a live function still reads its lines."""
     filename = f"{_traceback.GENERATED}/{what} #{next(_counter)}"
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     exec(compile(source, filename, "exec"), ns)
+    _traceback.forget_with(ns[owner], filename)
 
 
 def _indent(lines: list[str]) -> list[str]:
@@ -138,7 +144,7 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str, entry: bool =
                                               "    return general(self, args, kwargs)", *body]),
                             "except BaseException as err:", "    hide(err)", "    raise"])]
     shape = ", ".join([f"{plan.nargs} positional", *plan.kwnames])
-    _compile("\n".join(lines) + "\n", ns, f"dispatch of {function}({shape})")
+    _compile("\n".join(lines) + "\n", ns, f"dispatch of {function}({shape})", "key")
     return {name: ns[name] for name in ("key", "dispatch", "entry") if name in ns}
 
 
@@ -201,7 +207,7 @@ def generate_lane(layout: Layout, namespace: dict[str, Any], function: str) -> C
     lines = [lines[0], "  try:", *(" " * 2 + line for line in lines[1:]),
              "  except BaseException as _js_exc:", "    _js_hide(_js_exc)", "    raise"]
     ns["_js_hide"] = _traceback.hide
-    _compile("\n".join(lines) + "\n", ns, f"exact-key lane of {function}")
+    _compile("\n".join(lines) + "\n", ns, f"exact-key lane of {function}", "__call__")
     entry: Callable[..., Any] = ns["__call__"]
     entry.__qualname__ = function  # what Python's own binding errors name: "f() got multiple values for ..."
     return entry

@@ -1,0 +1,64 @@
+"""What a transformed function keeps, and for how long: generated source, wrappers rebuilt around long-lived
+objects, and functions whose code is replaced while they live (a debugger, autoreload)."""
+
+from __future__ import annotations
+
+import gc
+import linecache
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxstatic as js
+from jaxstatic import Static
+from jaxstatic._traceback import GENERATED
+
+
+def _generated() -> set[str]:
+    return {name for name in linecache.cache if name.startswith(GENERATED)}
+
+
+def _fresh() -> js.JitFunction[..., jax.Array]:
+    def step(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    return js.jit(step)
+
+
+def test_generated_source_goes_with_the_functions_made_once(hit_path: str) -> None:
+    x = jnp.ones(2)
+    _fresh()(x, 2)
+    gc.collect()
+    before = _generated()
+    for _ in range(20):
+        assert float(_fresh()(x, 3)[0]) == 3.0
+        assert float(_fresh()(x, n=4)[0]) == 4.0  # another call shape: another dispatcher
+    gc.collect()
+    assert _generated() <= before
+
+
+def test_clearing_the_cache_again_and_again_keeps_no_source_behind(hit_path: str) -> None:
+    f = _fresh()
+    x = jnp.ones(2)
+    f(x, 2)
+    gc.collect()
+    before = len(_generated())
+    for n in range(20):
+        f.clear_cache()
+        assert float(f(x, n)[0]) == n
+    gc.collect()
+    assert len(_generated()) <= before
+
+
+def test_the_source_of_a_live_function_stays_readable(hit_path: str) -> None:
+    @js.jit
+    def f(x: jax.Array, scale: Static[float]) -> jax.Array:
+        return x * scale
+
+    f(jnp.ones(2), 2.5)  # a float static: the general path's dispatcher
+    f(jnp.ones(2), 0.5)
+    gc.collect()
+    lines = [line for name in _generated() for line in linecache.getlines(name)]
+    assert any("miss(key, args, kwargs)" in line for line in lines)
+    assert f.trace_count == 2
