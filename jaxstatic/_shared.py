@@ -42,6 +42,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import _compat, _freeze
+from ._options import as_tuple
 
 ATTRIBUTE = "_jaxstatic_shared"
 """The name, in a function's ``__dict__``, of the transformed functions made from it (a ``Shared``). A single
@@ -93,11 +94,18 @@ def _key(cls: type, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
     else:
         return None
     try:
-        options = tuple(_frozen(v) for v in args), tuple((k, _frozen(v)) for k, v in kwargs.items())
+        named = [(k, _frozen(as_tuple(v) if k in _SEQUENCES else v)) for k, v in kwargs.items()
+                 if k not in _SEQUENCES or as_tuple(v)]  # None, () and leaving it out are one
+        options = tuple(_frozen(v) for v in args), tuple(sorted(named) if len(named) > 1 else named)
     except (_freeze.Unfreezable, TypeError):
         return None
     return base, (cls, options, inner_key)
 
+
+# Options one item of which may be given alone, or a sequence of any kind: one spelling for the key, as JAX
+# resolves them into one program (``static_argnums=1``, ``(1,)`` and ``[1]`` are one function). Keyword order
+# never counts either: the names are sorted.
+_SEQUENCES = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames"})
 
 def _frozen(value: Any) -> Any:
     """An option's key, as a static value's (``1`` and ``True`` differ): most are atomic (None, ints, bools,

@@ -62,3 +62,35 @@ def test_the_source_of_a_live_function_stays_readable(hit_path: str) -> None:
     lines = [line for name in _generated() for line in linecache.getlines(name)]
     assert any("miss(key, args, kwargs)" in line for line in lines)
     assert f.trace_count == 2
+
+
+@pytest.mark.parametrize(
+    "spellings",
+    [
+        [{"static_argnums": 1}, {"static_argnums": (1,)}, {"static_argnums": [1]}],
+        [{"static_argnames": "n"}, {"static_argnames": ("n",)}, {"static_argnames": ["n"]}],
+        [{"static_argnames": "n", "keep_unused": True}, {"keep_unused": True, "static_argnames": ("n",)}],
+        [{"donate_argnums": 0, "static_argnums": None}, {"donate_argnums": (0,)}],
+    ],
+)
+def test_equal_options_spelled_differently_are_one_function(spellings: list[dict[str, object]]) -> None:
+    traced = []
+
+    def f(x: jax.Array, n: int) -> jax.Array:
+        traced.append(n)
+        return x * n
+
+    made = [js.jit(f, **options) for options in spellings]
+    for g in made:
+        g(jnp.ones(2), 3)
+    assert all(g is made[0] for g in made)
+    assert len(traced) == 1
+
+
+def test_options_that_differ_are_still_two_functions() -> None:
+    def f(x: jax.Array, n: int) -> jax.Array:
+        return x * n
+
+    assert js.jit(f, static_argnums=1) is not js.jit(f, static_argnums=(0, 1))
+    assert js.jit(f, static_argnums=1) is not js.jit(f, static_argnums=1, keep_unused=True)
+    assert js.jit(f, static_argnums=1) is not js.jit(f, static_argnames="n")
