@@ -322,7 +322,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
         # others keep their meaning (pmap still maps over devices), as JAX's do.
         if self._eager_without_jit and jit_disabled():
-            return self._fn(*args, **kwargs)
+            return _lane.eager(self._stats, self._fn, args, kwargs)
         me = threading.get_ident()
         while True:
             with self._lock:
@@ -441,8 +441,10 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
             if varkw is not None:
                 dynamic[varkw] = dynkw
             call_args, call_kwargs = layout.assemble(dynamic, statics)
-            if not counts or jit_disabled():
+            if not counts:
                 return call(*call_args, **call_kwargs)
+            if jit_disabled():
+                return _lane.eager(stats, call, call_args, call_kwargs)
             signature: dict[str, _explain.DynamicSig | _explain.StaticSig] = {
                 **{n: _explain.StaticSig(k) for n, k in zip(labels, _codegen.static_keys(key))},
                 **{n: _explain.dynamic_sig(v) for n, v in dynamic.items()},

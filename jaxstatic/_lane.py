@@ -65,6 +65,13 @@ def counted(stats: Any, signature: dict[str, Any], reason: str, call: Callable[.
         stats.end_trace(signature, record, ok)
 
 
+def eager(stats: Any, call: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    """A call run as plain Python under ``jax.disable_jit()``: counted as such once it returns, never as a hit."""
+    out = call(*args, **kwargs)
+    next(stats.eager)
+    return out
+
+
 def eligible(layout: Layout) -> bool:
     """A signature the lane can take: named parameters only, none spelled like the generated code's own names."""
     return _compat.LANE and all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and not p.name.startswith("_js_")
@@ -109,7 +116,7 @@ class Lane:
 
         def body(*args: Any, **kwargs: Any) -> Any:
             if jit_disabled():
-                return call(*args, **kwargs)
+                return eager(stats, call, args, kwargs)
             _typecheck.check(owner._fn, owner._function, plan.static_values(args, kwargs))  # JAX's miss: new values
             key = key_of(args, kwargs)
             signature: dict[str, _explain.DynamicSig | _explain.StaticSig] = {
@@ -246,4 +253,4 @@ _KEEPABLE: frozenset[type] = frozenset({
 """The types of static values the lane keeps when their module holds them under their names."""
 
 
-__all__ = ["Lane", "counted", "eligible", "jit_disabled"]
+__all__ = ["Lane", "counted", "eager", "eligible", "jit_disabled"]

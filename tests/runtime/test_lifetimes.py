@@ -94,3 +94,21 @@ def test_options_that_differ_are_still_two_functions() -> None:
     assert js.jit(f, static_argnums=1) is not js.jit(f, static_argnums=(0, 1))
     assert js.jit(f, static_argnums=1) is not js.jit(f, static_argnums=1, keep_unused=True)
     assert js.jit(f, static_argnums=1) is not js.jit(f, static_argnames="n")
+
+
+@pytest.mark.parametrize("scale", [2, 2.5], ids=["exact-key lane", "general path"])
+def test_calls_under_disable_jit_are_no_hits(hit_path: str, scale: float) -> None:
+    @js.jit
+    def f(x: jax.Array, s: Static[float]) -> jax.Array:
+        return x * s
+
+    x = jnp.ones(2)
+    f(x, scale)
+    f(x, scale)
+    with jax.disable_jit():
+        for _ in range(3):
+            assert float(f(x, scale)[0]) == scale
+        assert float(f(x, 7.5)[0]) == 7.5  # a key never traced: run as Python, nothing kept
+    f(x, scale)
+    info = f.cache_info()
+    assert (info.hits, info.misses, info.currsize) == (2, 1, 1)
