@@ -112,3 +112,114 @@ def test_calls_under_disable_jit_are_no_hits(hit_path: str, scale: float) -> Non
     f(x, scale)
     info = f.cache_info()
     assert (info.hits, info.misses, info.currsize) == (2, 1, 1)
+
+
+def test_a_function_whose_code_is_replaced_gets_its_new_signature(hit_path: str) -> None:
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    def edited(x: jax.Array, n: Static[int], m: Static[int]) -> jax.Array:
+        return x * n + m
+
+    x = jnp.ones(2)
+    assert float(js.jit(f)(x, 2)[0]) == 2.0
+    f.__code__ = edited.__code__  # what a debugger or autoreload does
+    f.__annotations__ = edited.__annotations__
+    assert float(js.jit(f)(x, 2, 3)[0]) == 5.0
+    assert js.jit(f) is js.jit(f)  # made once again, then shared
+
+
+def test_replaced_defaults_and_annotations_take_effect(hit_path: str) -> None:
+    def f(x: jax.Array, n: Static[int] = 2) -> jax.Array:
+        return x * n
+
+    x = jnp.ones(2)
+    assert float(js.jit(f)(x)[0]) == 2.0
+    f.__defaults__ = (5,)
+    assert float(js.jit(f)(x)[0]) == 5.0
+
+    def g(x: jax.Array, n: int) -> jax.Array:
+        return x[:n]
+
+    with pytest.raises(IndexError):  # n traced: a dynamic parameter
+        js.jit(g)(jnp.arange(4.0), 2)
+    g.__annotations__ = {"n": Static[int]}
+    assert js.jit(g)(jnp.arange(4.0), 2).shape == (2,)
+
+
+def test_old_and_new_function_sharing_one_dict_trace_once_each(hit_path: str) -> None:
+    traced: list[str] = []
+
+    def old(x: jax.Array, n: Static[int]) -> jax.Array:
+        traced.append("old")
+        return x * n
+
+    def new(x: jax.Array, n: Static[int]) -> jax.Array:
+        traced.append("new")
+        return x * n + 1
+
+    js.jit(old)(jnp.ones(2), 2)
+    # IPython's autoreload: the old function takes the new one's code and its very __dict__
+    old.__code__ = new.__code__
+    old.__dict__ = new.__dict__
+    for _ in range(4):
+        assert float(js.jit(old)(jnp.ones(2), 2)[0]) == 3.0
+        assert float(js.jit(new)(jnp.ones(2), 2)[0]) == 3.0
+    assert traced == ["old", "new", "new"]
+
+
+def test_jit_rebuilt_over_one_custom_vjp_traces_once(hit_path: str) -> None:
+    traced = []
+
+    @js.custom_vjp
+    def clip(x: jax.Array, bound: Static[float]) -> jax.Array:
+        traced.append(bound)
+        return jnp.clip(x, -bound, bound)
+
+    clip.defvjp(lambda x, bound: (clip(x, bound), None), lambda bound, _, g: (g,))
+    for _ in range(3):
+        assert float(js.jit(clip)(jnp.full(2, 3.0), 1.5)[0]) == 1.5
+    assert traced == [1.5]
+
+
+class _Scale:
+    def __init__(self, factor: float) -> None:
+        self.factor = factor
+
+    def __call__(self, x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * self.factor * n
+
+
+def test_jit_rebuilt_over_a_callable_instance_traces_once(hit_path: str) -> None:
+    scale = _Scale(2.0)
+    for _ in range(3):
+        assert float(js.jit(scale)(jnp.ones(2), 3)[0]) == 6.0
+    assert js.jit(scale).trace_count == 1
+    other = _Scale(5.0)  # its own programs
+    assert float(js.jit(other)(jnp.ones(2), 3)[0]) == 15.0
+    assert js.jit(other).trace_count == 1
+
+
+def test_an_instance_jitted_once_is_released_with_its_function() -> None:
+    import weakref
+
+    scale = _Scale(2.0)
+    js.jit(scale)(jnp.ones(2), 3)
+    ref = weakref.ref(scale)
+    del scale
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_pytree_module_is_left_as_it_was() -> None:
+    import equinox as eqx
+
+    class Model(eqx.Module):
+        weight: jax.Array
+
+        def __call__(self, x: jax.Array) -> jax.Array:
+            return self.weight * x
+
+    model = Model(jnp.ones(2))
+    js.jit(model)(jnp.ones(2))
+    assert list(vars(model)) == ["weight"]  # its library reads it attribute by attribute
