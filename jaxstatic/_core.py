@@ -37,7 +37,6 @@ from . import (
     _compiled,
     _explain,
     _freeze,
-    _hidden,
     _lane,
     _options,
     _shared,
@@ -411,6 +410,8 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
             for path, leaf in leaves:
                 if not _is_traceable(leaf):
                     where = name + jax.tree_util.keystr(path)
+                    from . import _hidden
+
                     hidden = _hidden.non_array_error(self._fn, plan.layout.static, f"jaxstatic.{self._transform}",
                                                      args, kwargs, leaf)  # a decorator hid a Static parameter
                     if hidden is not None:
@@ -425,6 +426,8 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         """The function JAX traces for one static key: it rebuilds the user's call from the dynamic values."""
         layout, fn, stats, key = plan.layout, self._fn, self._stats, slot.key
         # fn itself, unless a decorator hides Static parameters
+        from . import _hidden  # loaded by the first program built, not with jaxstatic
+
         call = _hidden.explaining(fn, layout.static, f"jaxstatic.{self._transform}")
         params = layout.signature.parameters
         named = [n for n in plan.variant if params[n].kind not in (params[n].VAR_POSITIONAL, params[n].VAR_KEYWORD)]

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 
-from . import _codegen, _compat, _compiled, _explain, _freeze, _hidden, _options, _typecheck
+from . import _codegen, _compat, _compiled, _explain, _freeze, _options, _typecheck
 from ._plan import Layout, Plan
 
 if TYPE_CHECKING:
@@ -111,6 +111,8 @@ class Lane:
         """What JAX traces on its misses: the user's function, its trace counted and explained as ``_core``'s body
         counts and explains them, by the same flat key."""
         owner, plan, key_of = self.owner, self.plan, self.key
+        from . import _hidden
+
         stats, call = owner._stats, _hidden.explaining(owner._fn, layout.static)
         labels = [name for name, _ in plan.statics]
 

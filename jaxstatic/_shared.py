@@ -117,7 +117,8 @@ def _keeps(fn: Any) -> bool:
     t = type(fn)
     if isinstance(t, Transform):
         return True
-    if not isinstance(getattr(t, "__call__", None), types.FunctionType) or type(getattr(fn, "__dict__", None)) is not dict:
+    call = next((c.__dict__["__call__"] for c in t.__mro__ if "__call__" in c.__dict__), None)
+    if not isinstance(call, types.FunctionType) or type(getattr(fn, "__dict__", None)) is not dict:
         return False
     plain = _PLAIN.get(t)
     if plain is None:
