@@ -44,7 +44,7 @@ from . import (
     _traceback,
     _typecheck,
 )
-from ._annotations import deferring
+from ._annotations import call_signature, deferring
 from ._errors import AnnotationError, non_array_error, non_static_error
 from ._lane import jit_disabled
 from ._memo import IdentityMemo
@@ -168,7 +168,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
 
     def _signature(self) -> inspect.Signature:
         if self._signature_ is None:
-            self._signature_ = inspect.signature(self._fn)
+            self._signature_ = call_signature(self._fn)
         return self._signature_
 
     def _params(self) -> _options.ParamOptions:
