@@ -14,6 +14,8 @@ from __future__ import annotations
 import itertools
 import linecache
 import operator
+import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -92,7 +94,11 @@ def _key_lines(plan: Plan, ns: dict[str, Any]) -> tuple[list[str], str]:
     return lines, f"({', '.join(keys)},)"
 
 
-_counter = itertools.count()
+# The numbers in use per name ("dispatch of f(2 positional)"): a file name is taken again once its functions are
+# gone, since JAX keeps every file name its tracebacks met for good (``source_info_util.is_user_filename``, ~90
+# bytes each); a new name per wrapper was JAX's memory that a wrapper made per call left behind.
+_numbers: dict[str, set[int]] = {}
+_numbers_lock = threading.Lock()  # the finalizer below takes none: set.discard is atomic
 
 
 def _compile(source: str, ns: dict[str, Any], what: str, owner: str) -> None:
@@ -101,10 +107,19 @@ def _compile(source: str, ns: dict[str, Any], what: str, owner: str) -> None:
     The generated functions share ``ns`` as their globals, so each keeps the others alive: the entry goes with all
     of them. Kept for good, a wrapper made per call (``js.jit(self.step)``, a lambda) left ~12 KB of source behind
     it each time; a debugger or a traceback of a live function still reads its lines."""
-    filename = f"{_traceback.GENERATED}/{what} #{next(_counter)}"
+    with _numbers_lock:
+        used = _numbers.setdefault(what, set())
+        number = next(k for k in itertools.count() if k not in used)
+        used.add(number)
+    filename = f"{_traceback.GENERATED}/{what} #{number}"
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     exec(compile(source, filename, "exec"), ns)
-    _traceback.forget_with(ns[owner], filename)
+    weakref.finalize(ns[owner], _forget, filename, used, number).atexit = False
+
+
+def _forget(filename: str, used: set[int], number: int) -> None:
+    linecache.cache.pop(filename, None)
+    used.discard(number)
 
 
 def _indent(lines: list[str]) -> list[str]:

@@ -74,7 +74,7 @@ def hide(err: BaseException) -> None:
         return
 
 
-def forget_with(owner: object, filename: str) -> None:
+def forget_with(owner: object, filename: str) -> None:  # a name used once: jaxstatic dataclasses' __init__
     """Drop the ``linecache`` entry of generated code once ``owner`` (a function compiled from it) is collected."""
     weakref.finalize(owner, linecache.cache.pop, filename, None).atexit = False
 
