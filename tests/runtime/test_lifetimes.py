@@ -223,3 +223,32 @@ def test_a_pytree_module_is_left_as_it_was() -> None:
     model = Model(jnp.ones(2))
     js.jit(model)(jnp.ones(2))
     assert list(vars(model)) == ["weight"]  # its library reads it attribute by attribute
+
+
+class _Slotted:
+    __slots__ = ("factor",)
+
+    def __init__(self, factor: float) -> None:
+        self.factor = factor
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return x * self.factor
+
+    def step(self, x: jax.Array) -> jax.Array:
+        return x * self.factor
+
+
+def test_what_is_made_anew_on_every_rebuild_leaves_nothing_behind(hit_path: str) -> None:
+    """Documented: a bound method made per call, and an instance without a __dict__, give a new function each time
+    (jit them once and keep it); what each leaves behind goes with it."""
+    model = _Slotted(2.0)
+    js.jit(model.step)(jnp.ones(2))
+    gc.collect()
+    before = _generated()
+    made = [js.jit(model.step), js.jit(model.step), js.jit(model), js.jit(model)]
+    assert made[0] is not made[1] and made[2] is not made[3]
+    for f in made:
+        assert float(f(jnp.ones(2))[0]) == 2.0
+    del made, f
+    gc.collect()
+    assert _generated() <= before
