@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     )
 
 # Loaded when first used, not with jaxstatic: what a program calling jit alone never needs (``import jaxstatic``
-# after jax: ~32 ms of CPU before, ~15 ms since; ``benchmarks/import_time.py``).
+# after jax took ~32 ms of CPU with them, ~13 ms without: ``benchmarks/import_time.py``).
 _LAZY = {
     **dict.fromkeys(["CheckpointFunction", "CustomJVPFunction", "CustomVJPFunction", "GradFunction",
                      "ValueAndGradFunction", "checkpoint", "custom_jvp", "custom_vjp", "grad", "remat",
