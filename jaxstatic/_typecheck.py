@@ -32,7 +32,9 @@ from ._errors import StaticTypeWarning, static_type_message
 
 _Types = dict[str, tuple[Any, str]]  # parameter -> (T, "one" | "each" (*args) | "values" (**kwargs))
 
-_types: weakref.WeakKeyDictionary[Any, _Types] = weakref.WeakKeyDictionary()
+# per function: the annotations object read, and what it declares (read again once the annotations are replaced, as
+# autoreload or a debugger does)
+_types: weakref.WeakKeyDictionary[Any, tuple[object, _Types]] = weakref.WeakKeyDictionary()
 _warned: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 _ANYTHING = (Any, object)
 _repr = reprlib.Repr()
@@ -64,7 +66,9 @@ def check(fn: Callable[..., Any], function: str, statics: Mapping[str, Any]) -> 
 def _declared(target: Any) -> _Types:
     """``T`` of each ``Static[T]`` parameter of ``target``, read once per function (none when they do not read)."""
     try:
-        return _types[target]
+        read, declared = _types[target]
+        if read is getattr(target, "__annotations__", None):
+            return declared
     except (KeyError, TypeError):
         pass
     found: _Types = {}
@@ -80,7 +84,7 @@ def _declared(target: Any) -> _Types:
         how = "each" if p.kind is p.VAR_POSITIONAL else "values" if p.kind is p.VAR_KEYWORD else "one"
         found[name] = (get_args(hint)[0], how)
     with contextlib.suppress(TypeError):  # not weakly referable: read again on the next miss
-        _types[target] = found
+        _types[target] = getattr(target, "__annotations__", None), found
     return found
 
 

@@ -252,3 +252,17 @@ def test_what_is_made_anew_on_every_rebuild_leaves_nothing_behind(hit_path: str)
     del made, f
     gc.collect()
     assert _generated() <= before
+
+
+def test_replaced_annotations_are_the_ones_values_are_checked_against() -> None:
+    import warnings
+
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * len(str(n))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        js.jit(f)(jnp.ones(2), 2)
+    f.__annotations__ = {"x": jax.Array, "n": Static[str]}
+    with pytest.warns(js.StaticTypeWarning, match=r"parameter 'n' is declared Static\[str\], but got 3"):
+        js.jit(f)(jnp.ones(2), 3)
