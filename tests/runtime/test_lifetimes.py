@@ -266,3 +266,18 @@ def test_replaced_annotations_are_the_ones_values_are_checked_against() -> None:
     f.__annotations__ = {"x": jax.Array, "n": Static[str]}
     with pytest.warns(js.StaticTypeWarning, match=r"parameter 'n' is declared Static\[str\], but got 3"):
         js.jit(f)(jnp.ones(2), 3)
+
+
+def test_an_instance_jitted_before_is_copied_and_pickled_without_its_programs() -> None:
+    import copy
+    import pickle
+
+    scale = _Scale(2.0)
+    f = js.jit(scale)
+    f(jnp.ones(2), 3)
+    for other in (copy.copy(scale), copy.deepcopy(scale), pickle.loads(pickle.dumps(scale))):
+        g = js.jit(other)
+        assert g is not f
+        assert float(g(jnp.ones(2), 3)[0]) == 6.0
+        assert g.trace_count == 1
+    assert f.trace_count == 1
