@@ -15,11 +15,11 @@ garbage collector frees with the function, and with it the static values its pro
 
 What is shared and what not:
 
-- plain Python functions (``types.FunctionType``), and objects that live across calls (a callable instance with a
-  ``__dict__`` that is no pytree, a jaxstatic ``custom_vjp``), and the jaxstatic transforms made over them with equal options, which
-  are frozen as static values are (``1`` and ``True`` differ), spelled any way JAX reads alike (``static_argnums=1``
-  or ``(1,)``, keywords in any order); options that cannot be frozen, and any other callable (a
-  ``functools.partial``, a bound method), make a function of their own;
+- plain Python functions (``types.FunctionType``), objects that live across calls (a callable instance with a
+  ``__dict__`` that is no pytree, a jaxstatic ``custom_vjp``), and the jaxstatic transforms made over them with
+  equal options, which are frozen as static values are (``1`` and ``True`` differ), spelled any way JAX reads alike
+  (``static_argnums=1`` or ``(1,)``, keywords in any order); options that cannot be frozen, and any other callable
+  (a ``functools.partial``, a bound method), make a function of their own;
 - a function whose code, defaults or annotations were replaced in place since (a debugger, autoreload) finds a
   function made again, with the new signature;
 - transforms with state set after they are made (``custom_vjp``/``custom_jvp``, whose rules come later) are never
@@ -146,6 +146,7 @@ _annotations = operator.attrgetter("__annotate__" if sys.version_info >= (3, 14)
 # resolves them into one program (``static_argnums=1``, ``(1,)`` and ``[1]`` are one function). Keyword order
 # never counts either: the names are sorted.
 _SEQUENCES = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames"})
+
 
 def _frozen(value: Any) -> Any:
     """An option's key, as a static value's (``1`` and ``True`` differ): most are atomic (None, ints, bools,
