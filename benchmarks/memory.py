@@ -38,6 +38,13 @@ def _fresh() -> Callable[..., Any]:
     return step
 
 
+def _fresh_float() -> Callable[..., Any]:
+    def step(x: jax.Array, s: Static[float]) -> jax.Array:
+        return x * s
+
+    return step
+
+
 def _jax_jit(count: int) -> None:
     for _ in range(count):
         jax.jit(_fresh(), static_argnums=1)(X, 2).block_until_ready()
@@ -50,7 +57,7 @@ def _js_jit(count: int) -> None:
 
 def _js_jit_float(count: int) -> None:  # a float static: the general path (generated dispatcher) rather than the lane
     for _ in range(count):
-        js.jit(_fresh())(X, 2.5).block_until_ready()
+        js.jit(_fresh_float())(X, 2.5).block_until_ready()
 
 
 _CLEARED = js.jit(_fresh())
