@@ -24,6 +24,7 @@ import argparse
 import datetime
 import importlib.metadata
 import importlib.util
+import itertools
 import json
 import os
 import platform
@@ -332,6 +333,56 @@ def case_rebuilt_grad() -> dict[str, Callable[[], Any]]:
             "eqx.filter_jit": lambda: eqx.filter_jit(eqx.filter_grad(f))(x, y, 3)}
 
 
+def case_rebuilt_options() -> dict[str, Callable[[], Any]]:
+    """``js.jit(f, ...)`` made on every call with two options, spelled alternately two ways that mean the same
+    (``static_argnames="n"`` or ``("n",)``, keywords in either order): one function, found by its options' key."""
+    def f(x: jax.Array, y: jax.Array, n: int) -> jax.Array:
+        return x * n + y
+
+    spellings = [{"static_argnames": "n", "keep_unused": True}, {"keep_unused": True, "static_argnames": ("n",)}]
+    turn = itertools.cycle(spellings)
+    return {"jax.jit": lambda: jax.jit(f, **next(turn))(x, y, 3), "jaxstatic.jit": lambda: js.jit(f, **next(turn))(x, y, 3),
+            "eqx.filter_jit": lambda: eqx.filter_jit(f)(x, y, 3)}
+
+
+class _Step:
+    """A callable instance that lives across calls (a model whose ``__call__`` is the step)."""
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+
+    def __call__(self, x: jax.Array, y: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n * self.scale + y
+
+
+def case_rebuilt_instance() -> dict[str, Callable[[], Any]]:
+    """``js.jit(step)`` made on every call over one callable instance, found in the instance's ``__dict__``;
+    ``jax.jit`` finds its trace by the instance, weakly."""
+    step = _Step(2.0)
+    return {"jax.jit": lambda: jax.jit(step, static_argnames=("n",))(x, y, 3),
+            "jaxstatic.jit": lambda: js.jit(step)(x, y, 3), "eqx.filter_jit": lambda: eqx.filter_jit(step)(x, y, 3)}
+
+
+def case_rebuilt_custom_vjp() -> dict[str, Callable[[], Any]]:
+    """``jit`` made on every call over one ``custom_vjp`` object (``js`` over ``js.custom_vjp``, ``jax`` over
+    ``jax.custom_vjp``)."""
+    def f(x: jax.Array, y: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n + y
+
+    def fwd(x: jax.Array, y: jax.Array, n: int) -> tuple[jax.Array, None]:
+        return f(x, y, n), None
+
+    def bwd(n: int, _: None, g: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return g * n, g
+
+    ours = js.custom_vjp(f)
+    ours.defvjp(fwd, bwd)
+    theirs = jax.custom_vjp(f, nondiff_argnums=(2,))
+    theirs.defvjp(fwd, bwd)
+    return {"jax.jit": lambda: jax.jit(theirs, static_argnums=2)(x, y, 3),
+            "jaxstatic.jit": lambda: js.jit(ours)(x, y, 3), "eqx.filter_jit": lambda: eqx.filter_jit(theirs)(x, y, 3)}
+
+
 def case_pmap() -> dict[str, Callable[[], Any]]:
     """``js.pmap(f)`` against ``jax.pmap(f, static_broadcasted_argnums=...)`` over this machine's devices (in the
     jax.jit column: the baseline of this row is jax.pmap). Each round waits for its results (``settle``)."""
@@ -505,6 +556,9 @@ def main() -> None:
         "*args extra static by position": case_args_extra,
         "jit made again each call": case_rebuilt,
         "jit(grad(f)) made each call": case_rebuilt_grad,
+        "jit, 2 options spelled 2 ways": case_rebuilt_options,
+        "jit over an instance, each call": case_rebuilt_instance,
+        "jit over custom_vjp, each call": case_rebuilt_custom_vjp,
         "js.pmap(f) vs jax.pmap, int": case_pmap,
     }
     print(f"jax {jax.__version__}, equinox {eqx.__version__}; median us/call ({args.clock} clock) over {args.rounds} interleaved rounds "

@@ -1,19 +1,7 @@
 """jaxstatic: declare JAX static arguments in the signature, freeze static containers, explain every retrace."""
 
-from . import testing as testing
-from ._ad import (
-    CheckpointFunction as CheckpointFunction,
-    CustomJVPFunction as CustomJVPFunction,
-    CustomVJPFunction as CustomVJPFunction,
-    GradFunction as GradFunction,
-    ValueAndGradFunction as ValueAndGradFunction,
-    checkpoint as checkpoint,
-    custom_jvp as custom_jvp,
-    custom_vjp as custom_vjp,
-    grad as grad,
-    remat as remat,
-    value_and_grad as value_and_grad,
-)
+from typing import TYPE_CHECKING, Any
+
 from ._annotations import (
     NODIFF as NODIFF,
     STATIC as STATIC,
@@ -22,9 +10,7 @@ from ._annotations import (
     static_argnames as static_argnames,
     static_argnums as static_argnums,
 )
-from ._aot import Compiled as Compiled, Lowered as Lowered
 from ._core import BoundMethod as BoundMethod, StaticFunction as StaticFunction
-from ._dataclass import dataclass as dataclass, field as field
 from ._errors import (
     AnnotationError as AnnotationError,
     HiddenStaticWarning as HiddenStaticWarning,
@@ -39,14 +25,61 @@ from ._errors import (
     StaticTypeWarning as StaticTypeWarning,
 )
 from ._jit import JitFunction as JitFunction, JitMethod as JitMethod, jit as jit
-from ._shard_map import ShardMapFunction as ShardMapFunction, shard_map as shard_map
 from ._stats import CacheInfo as CacheInfo, Retrace as Retrace, trace_report as trace_report
-from ._vmap_pmap import (
-    PmapFunction as PmapFunction,
-    VmapFunction as VmapFunction,
-    pmap as pmap,
-    vmap as vmap,
-)
+
+if TYPE_CHECKING:
+    from . import testing as testing
+    from ._ad import (
+        CheckpointFunction as CheckpointFunction,
+        CustomJVPFunction as CustomJVPFunction,
+        CustomVJPFunction as CustomVJPFunction,
+        GradFunction as GradFunction,
+        ValueAndGradFunction as ValueAndGradFunction,
+        checkpoint as checkpoint,
+        custom_jvp as custom_jvp,
+        custom_vjp as custom_vjp,
+        grad as grad,
+        remat as remat,
+        value_and_grad as value_and_grad,
+    )
+    from ._aot import Compiled as Compiled, Lowered as Lowered
+    from ._dataclass import dataclass as dataclass, field as field
+    from ._shard_map import ShardMapFunction as ShardMapFunction, shard_map as shard_map
+    from ._vmap_pmap import (
+        PmapFunction as PmapFunction,
+        VmapFunction as VmapFunction,
+        pmap as pmap,
+        vmap as vmap,
+    )
+
+# Loaded when first used, not with jaxstatic: what a program calling jit alone never needs (``import jaxstatic``
+# after jax took ~32 ms of CPU with them, ~13 ms without: ``benchmarks/import_time.py``).
+_LAZY = {
+    **dict.fromkeys(["CheckpointFunction", "CustomJVPFunction", "CustomVJPFunction", "GradFunction",
+                     "ValueAndGradFunction", "checkpoint", "custom_jvp", "custom_vjp", "grad", "remat",
+                     "value_and_grad"], "_ad"),
+    **dict.fromkeys(["Compiled", "Lowered"], "_aot"),
+    **dict.fromkeys(["dataclass", "field"], "_dataclass"),
+    **dict.fromkeys(["ShardMapFunction", "shard_map"], "_shard_map"),
+    **dict.fromkeys(["PmapFunction", "VmapFunction", "pmap", "vmap"], "_vmap_pmap"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name == "testing":
+        return importlib.import_module("jaxstatic.testing")
+    if name not in _LAZY:
+        raise AttributeError(f"module 'jaxstatic' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"jaxstatic.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, "testing"})
+
 
 __all__ = [
     "NODIFF",

@@ -127,6 +127,39 @@ def unwrap(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+_Kind = inspect.Parameter
+
+
+def call_signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """The signature a call of ``fn`` binds by. ``inspect.signature`` reads a ``functools.wraps`` wrapper as the
+    function it wraps, right for ``wrapper(*args, **kwargs)``; a wrapper that takes parameters of its own
+    (``Concatenate[float, P]``: ``wrapper(scale, *args, **kwargs)``) is called with them too. Such a wrapper binds
+    by its own positional parameters, then the wrapped function's in place of its ``*args`` and ``**kwargs`` (its
+    keyword-only ones are left out: a wrapper's own, beartype's among them, that callers do not pass); a wrapper
+    without both is called by its own signature alone, as ``jax.jit`` calls it."""
+    signature = inspect.signature(fn)
+    if not isinstance(fn, types.FunctionType) or getattr(fn, "__wrapped__", None) is None or (
+            "__signature__" in fn.__dict__):
+        return signature
+    own = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
+    kinds = [p.kind for p in own]
+    if kinds == [_Kind.VAR_POSITIONAL, _Kind.VAR_KEYWORD]:
+        return signature
+    if _Kind.VAR_POSITIONAL not in kinds or _Kind.VAR_KEYWORD not in kinds:
+        return inspect.Signature(own)
+    wrapped = list(signature.parameters.values())
+    before = [p for p in own if p.kind in (_Kind.POSITIONAL_ONLY, _Kind.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind is _Kind.POSITIONAL_ONLY for p in wrapped):  # Concatenate's parameters come first, by position
+        before = [p.replace(kind=_Kind.POSITIONAL_ONLY) for p in before]
+    if not before:  # keyword-only ones alone are the wrapper's own business (beartype's hidden defaults)
+        return signature
+    merged = [*before, *wrapped]
+    try:
+        return inspect.Signature(merged)
+    except ValueError:  # names taken twice, or an order Python refuses: the wrapper's own parameters alone
+        return inspect.Signature(own)
+
+
 # -- reading annotations that may not resolve -------------------------------------------------------------------
 #
 # Staticness is decided by an annotation's outermost part alone, so an annotation whose inner type cannot be

@@ -14,6 +14,8 @@ from __future__ import annotations
 import itertools
 import linecache
 import operator
+import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -92,13 +94,32 @@ def _key_lines(plan: Plan, ns: dict[str, Any]) -> tuple[list[str], str]:
     return lines, f"({', '.join(keys)},)"
 
 
-_counter = itertools.count()
+# The numbers in use per name ("dispatch of f(2 positional)"): a file name is taken again once its functions are
+# gone, since JAX keeps every file name its tracebacks met for good (``source_info_util.is_user_filename``, ~90
+# bytes each); a new name per wrapper was JAX's memory that a wrapper made per call left behind.
+_numbers: dict[str, set[int]] = {}
+_numbers_lock = threading.Lock()  # the finalizer below takes none: set.discard is atomic
 
 
-def _compile(source: str, ns: dict[str, Any], what: str) -> None:
-    filename = f"{_traceback.GENERATED}/{what} #{next(_counter)}"
+def _compile(source: str, ns: dict[str, Any], what: str, owner: str) -> None:
+    """Run ``source`` into ``ns``, its lines in ``linecache`` while the function ``ns[owner]`` lives.
+
+    The generated functions share ``ns`` as their globals, so each keeps the others alive: the entry goes with all
+    of them. Kept for good, a wrapper made per call (``js.jit(self.step)``, a lambda) left ~12 KB of source behind
+    it each time; a debugger or a traceback of a live function still reads its lines."""
+    with _numbers_lock:
+        used = _numbers.setdefault(what, set())
+        number = next(k for k in itertools.count() if k not in used)
+        used.add(number)
+    filename = f"{_traceback.GENERATED}/{what} #{number}"
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     exec(compile(source, filename, "exec"), ns)
+    weakref.finalize(ns[owner], _forget, filename, used, number).atexit = False
+
+
+def _forget(filename: str, used: set[int], number: int) -> None:
+    linecache.cache.pop(filename, None)
+    used.discard(number)
 
 
 def _indent(lines: list[str]) -> list[str]:
@@ -141,7 +162,7 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str, entry: bool =
                                               "    return general(self, args, kwargs)", *body]),
                             "except BaseException as err:", "    hide(err)", "    raise"])]
     shape = ", ".join([f"{plan.nargs} positional", *plan.kwnames])
-    _compile("\n".join(lines) + "\n", ns, f"dispatch of {function}({shape})")
+    _compile("\n".join(lines) + "\n", ns, f"dispatch of {function}({shape})", "key")
     return {name: ns[name] for name in ("key", "dispatch", "entry") if name in ns}
 
 
@@ -204,7 +225,7 @@ def generate_lane(layout: Layout, namespace: dict[str, Any], function: str) -> C
     lines = [lines[0], "  try:", *(" " * 2 + line for line in lines[1:]),
              "  except BaseException as _js_exc:", "    _js_hide(_js_exc)", "    raise"]
     ns["_js_hide"] = _traceback.hide
-    _compile("\n".join(lines) + "\n", ns, f"exact-key lane of {function}")
+    _compile("\n".join(lines) + "\n", ns, f"exact-key lane of {function}", "__call__")
     entry: Callable[..., Any] = ns["__call__"]
     entry.__qualname__ = function  # what Python's own binding errors name: "f() got multiple values for ..."
     return entry

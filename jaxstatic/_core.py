@@ -37,7 +37,6 @@ from . import (
     _compiled,
     _explain,
     _freeze,
-    _hidden,
     _lane,
     _options,
     _shared,
@@ -45,7 +44,7 @@ from . import (
     _traceback,
     _typecheck,
 )
-from ._annotations import deferring
+from ._annotations import call_signature, deferring
 from ._errors import AnnotationError, non_array_error, non_static_error, uncomparable_error
 from ._lane import jit_disabled
 from ._memo import IdentityMemo
@@ -170,7 +169,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
     def _signature(self) -> inspect.Signature:
         if self._signature_ is None:
             try:
-                self._signature_ = inspect.signature(self._fn)
+                self._signature_ = call_signature(self._fn)
             except (ValueError, TypeError):  # dict, some builtins: called as (*args, **kwargs), as jax.jit calls them
                 self._signature_ = _options.ANY_CALL
         return self._signature_
@@ -333,7 +332,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
         # others keep their meaning (pmap still maps over devices), as JAX's do.
         if self._eager_without_jit and jit_disabled():
-            return self._fn(*args, **kwargs)
+            return _lane.eager(self._stats, self._fn, args, kwargs)
         me = threading.get_ident()
         while True:
             with self._lock:
@@ -441,6 +440,8 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
             for path, leaf in leaves:
                 if not _is_traceable(leaf):
                     where = name + jax.tree_util.keystr(path)
+                    from . import _hidden
+
                     hidden = _hidden.non_array_error(self._fn, plan.layout.static, f"jaxstatic.{self._transform}",
                                                      args, kwargs, leaf)  # a decorator hid a Static parameter
                     if hidden is not None:
@@ -455,6 +456,8 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         """The function JAX traces for one static key: it rebuilds the user's call from the dynamic values."""
         layout, fn, stats, key = plan.layout, self._fn, self._stats, slot.key
         # fn itself, unless a decorator hides Static parameters
+        from . import _hidden  # loaded by the first program built, not with jaxstatic
+
         call = _hidden.explaining(fn, layout.static, f"jaxstatic.{self._transform}")
         params = layout.signature.parameters
         named = [n for n in plan.variant if params[n].kind not in (params[n].VAR_POSITIONAL, params[n].VAR_KEYWORD)]
@@ -471,8 +474,10 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
             if varkw is not None:
                 dynamic[varkw] = dynkw
             call_args, call_kwargs = layout.assemble(dynamic, statics)
-            if not counts or jit_disabled():
+            if not counts:
                 return call(*call_args, **call_kwargs)
+            if jit_disabled():
+                return _lane.eager(stats, call, call_args, call_kwargs)
             signature: dict[str, _explain.DynamicSig | _explain.StaticSig] = {
                 **{n: _explain.StaticSig(k) for n, k in zip(labels, _codegen.static_keys(key))},
                 **{n: _explain.dynamic_sig(v) for n, v in dynamic.items()},

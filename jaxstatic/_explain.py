@@ -20,10 +20,26 @@ from typing import Any, NamedTuple
 
 import jax
 
-from . import _compat, _tree_diff
+from . import _compat
 from ._freeze import shaped
 from ._keys import safe_repr
-from ._keytext import describe as describe, diff as diff
+
+# _keytext and _tree_diff (which reads jaxstatic dataclasses) put a retrace in words: loaded by the first
+# explanation, not with jaxstatic (~15 ms of import time).
+
+
+def describe(key: Any, limit: int | None = None) -> str:
+    """``_keytext.describe``: a key as short text."""
+    from . import _keytext
+
+    return _keytext.describe(key) if limit is None else _keytext.describe(key, limit)
+
+
+def diff(label: str, old: Any, new: Any) -> list[str]:
+    """``_keytext.diff``: where two keys differ, in words."""
+    from . import _keytext
+
+    return _keytext.diff(label, old, new)
 
 
 class LeafSig(NamedTuple):
@@ -118,6 +134,8 @@ def _diff_param(label: str, old: DynamicSig | StaticSig, new: DynamicSig | Stati
         return diff(label, old.key, new.key)
     if isinstance(old, DynamicSig) and isinstance(new, DynamicSig):
         if old.treedef != new.treedef:  # a jaxstatic.dataclass's static fields are named one by one
+            from . import _tree_diff
+
             return (_tree_diff.treedef_changes(label, old.treedef, new.treedef)
                     or [f"{label}: pytree structure {safe_repr(old.treedef, 120)} -> {safe_repr(new.treedef, 120)}"])
         return [_leaf_change_text(label + a.path, a, b) for a, b in zip(old.leaves, new.leaves) if _leaf_differs(a, b)]

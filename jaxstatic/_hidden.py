@@ -86,8 +86,8 @@ def warn_if_hidden(fn: Callable[..., Any], static: Collection[str], transform: s
     Called once per decorated function, where its layout is read; ``static`` are the parameters the transform
     already treats as static (any at all: nothing is hidden). The warning points at the user's line: the
     decoration, or the first call. Through a stack of transforms (``js.jit(js.vmap(log_calls(g)))``) the first to
-    read a layout warns, once for the decorated function, naming the transform right above the decorator: the one
-    to apply below it.
+    read a layout warns, naming the transform right above the decorator: the one to apply below it. Once per
+    decorated function and transform: ``js.grad(g)`` after ``js.vmap(g)`` warns again.
     """
     if static:
         return
@@ -98,9 +98,10 @@ def warn_if_hidden(fn: Callable[..., Any], static: Collection[str], transform: s
     if owner is not None:  # the transform applied right above the decorator, whose fix it is
         transform = f"jaxstatic.{owner._transform}"
     try:
-        if hider in _warned:
+        warned = _warned.setdefault(hider, set())
+        if transform in warned:
             return
-        _warned.add(hider)
+        warned.add(transform)
     except TypeError:  # not weakly referable: warn each time its layout is read
         pass
     message = hidden_static_message(transform, hidden.inner, hidden.params, hidden.decorators, hidden.wrapper,
@@ -134,7 +135,9 @@ def explain_tracer_error(err: Exception, hidden: Hidden, args: tuple[Any, ...], 
         _add_note(err, hidden_static_note(transform, hidden.inner, traced, hidden.decorators, hidden.class_based))
 
 
-_warned: weakref.WeakSet[Any] = weakref.WeakSet()  # the hiding wrappers already warned about
+# The hiding wrappers already warned about, with the transforms named: each transform's fix is its own (a vmap
+# that maps the hidden value fails otherwise than a grad that traces it), so each warns once.
+_warned: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
 
 def is_transform_object(fn: object) -> bool:

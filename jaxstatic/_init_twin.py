@@ -19,6 +19,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from . import _traceback
+
 _counter = itertools.count()
 _Kind = inspect.Parameter
 _STARS: dict[Any, str] = {_Kind.VAR_POSITIONAL: "*", _Kind.VAR_KEYWORD: "**"}
@@ -53,6 +55,7 @@ def twin(init: Callable[..., None], cls: type, start: Callable[[Any], None],
     fn = types.FunctionType(made.__code__, getattr(module, "__dict__", {}), "__init__", made.__defaults__,
                             made.__closure__)
     fn.__kwdefaults__ = made.__kwdefaults__
+    _traceback.forget_with(fn, filename)  # a class made per call leaves no source behind
     return functools.update_wrapper(fn, init)
 
 

@@ -20,7 +20,6 @@ import jax
 from typing_extensions import ParamSpec, Self
 
 from . import _options
-from ._aot import ArgsLaidOut, Compilation, Lowered
 from ._core import BoundMethod, Slot, StaticFunction
 from ._errors import unknown_options_error
 from ._hidden import user_stacklevel
@@ -28,6 +27,8 @@ from ._plan import Layout, Plan
 
 if TYPE_CHECKING:
     from jax.stages import Traced
+
+    from ._aot import Lowered
 
 _P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
 _P2 = ParamSpec("_P2")
@@ -170,12 +171,16 @@ class JitFunction(StaticFunction[_P, _R]):
 
     def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:
         """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature."""
+        from ._aot import Compilation, Lowered  # ahead of time alone loads it
+
         plan, key, lowered = self._with_program("lower", args, kwargs)
         return Lowered(Compilation(self._function, plan, key, lambda a, k: self._shape(a, k)[0], self._key), lowered)
 
     def trace(self, *args: _P.args, **kwargs: _P.kwargs) -> Traced:
         """Trace for these arguments, as ``jax.jit(f).trace``: JAX's ``Traced`` (``.jaxpr``, ``.lower()``), whose
         ``args_info`` is laid out as this call gave its arguments."""
+        from ._aot import ArgsLaidOut  # ahead of time alone loads it
+
         plan, _, traced = self._with_program("trace", args, kwargs)
         return ArgsLaidOut(traced, plan)  # type: ignore[return-value]  # JAX's Traced, but for args_info
 

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 
-from . import _codegen, _compat, _compiled, _explain, _freeze, _hidden, _options, _typecheck
+from . import _codegen, _compat, _compiled, _explain, _freeze, _options, _typecheck
 from ._plan import Layout, Plan
 
 if TYPE_CHECKING:
@@ -63,6 +63,13 @@ def counted(stats: Any, signature: dict[str, Any], reason: str, call: Callable[.
         return out
     finally:
         stats.end_trace(signature, record, ok)
+
+
+def eager(stats: Any, call: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    """A call run as plain Python under ``jax.disable_jit()``: counted as such once it returns, never as a hit."""
+    out = call(*args, **kwargs)
+    next(stats.eager)
+    return out
 
 
 def eligible(layout: Layout) -> bool:
@@ -104,12 +111,14 @@ class Lane:
         """What JAX traces on its misses: the user's function, its trace counted and explained as ``_core``'s body
         counts and explains them, by the same flat key."""
         owner, plan, key_of = self.owner, self.plan, self.key
+        from . import _hidden
+
         stats, call = owner._stats, _hidden.explaining(owner._fn, layout.static)
         labels = [name for name, _ in plan.statics]
 
         def body(*args: Any, **kwargs: Any) -> Any:
             if jit_disabled():
-                return call(*args, **kwargs)
+                return eager(stats, call, args, kwargs)
             _typecheck.check(owner._fn, owner._function, plan.static_values(args, kwargs))  # JAX's miss: new values
             key = key_of(args, kwargs)
             signature: dict[str, _explain.DynamicSig | _explain.StaticSig] = {
@@ -246,4 +255,4 @@ _KEEPABLE: frozenset[type] = frozenset({
 """The types of static values the lane keeps when their module holds them under their names."""
 
 
-__all__ = ["Lane", "counted", "eligible", "jit_disabled"]
+__all__ = ["Lane", "counted", "eager", "eligible", "jit_disabled"]

@@ -13,7 +13,6 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import _hidden
 from ._annotations import find_static_params
 
 _Kind = inspect.Parameter
@@ -85,6 +84,8 @@ class Layout:
                 p.kind is _Kind.VAR_KEYWORD and params.var_keyword
             ):
                 static.add(p.name)
+        from . import _hidden  # loaded by the first layout read, not with jaxstatic
+
         _hidden.warn_if_hidden(fn, static, transform)
         return cls(function, signature, frozenset(static), params.nodiff - static, tuple(sorted(extras)),
                    frozenset(keywords))

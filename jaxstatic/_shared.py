@@ -15,13 +15,16 @@ garbage collector frees with the function, and with it the static values its pro
 
 What is shared and what not:
 
-- plain Python functions (``types.FunctionType``) and the jaxstatic transforms made over them with equal options,
-  which ``_options`` freezes as static values are frozen (``1`` and ``True`` differ); options that cannot be frozen,
-  and any other callable (a ``functools.partial``, a bound method, an instance), make a function of their own, as
-  before;
-- transforms with state set after they are made (``custom_vjp``/``custom_jvp``, whose rules come later) never, nor
-  ``pmap``, whose traced body JAX keeps until ``jax.clear_caches()`` (so the function's shared functions would be
-  kept with it);
+- plain Python functions (``types.FunctionType``), objects that live across calls (a callable instance with a
+  ``__dict__`` that is no pytree, a jaxstatic ``custom_vjp``), and the jaxstatic transforms made over them with
+  equal options, which are frozen as static values are (``1`` and ``True`` differ), spelled any way JAX reads alike
+  (``static_argnums=1`` or ``(1,)``, keywords in any order); options that cannot be frozen, and any other callable
+  (a ``functools.partial``, a bound method), make a function of their own;
+- a function whose code, defaults or annotations were replaced in place since (a debugger, autoreload) finds a
+  function made again, with the new signature;
+- transforms with state set after they are made (``custom_vjp``/``custom_jvp``, whose rules come later) are never
+  shared themselves, nor ``pmap``, whose traced body JAX keeps until ``jax.clear_caches()`` (so the function's
+  shared functions would be kept with it);
 - at most ``LIMIT`` option sets per function, the oldest forgotten first (bounded memory: a forgotten one lives on
   while something holds it).
 
@@ -30,22 +33,28 @@ statistics are the function's: ``trace_count``, ``retraces`` and ``cache_info()`
 call made through any of its rebuilds, ``clear_cache()`` clears the programs they share, and ``max_traces`` bounds
 them together, so a ``jaxstatic.testing`` budget sees each trace once.
 
-Cost: building ``js.jit(f)`` again is one frozen key and one dict lookup (no signature read, no code generated).
+Cost: building ``js.jit(f)`` again is one frozen key, one dict lookup and four identity tests (no signature read,
+no code generated).
 """
 
 from __future__ import annotations
 
+import operator
+import sys
 import threading
 import types
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import jax
+
 from . import _compat, _freeze
+from ._options import as_tuple
 
 ATTRIBUTE = "_jaxstatic_shared"
 """The name, in a function's ``__dict__``, of the transformed functions made from it (a ``Shared``). A single
-underscore: ``functools.update_wrapper`` copies it to other wrappers, which ``Shared.owner`` tells apart, and
+underscore: ``functools.update_wrapper`` copies it to other wrappers, whose entries the key keeps apart, and
 jaxstatic's own transforms copy no private attribute."""
 
 LIMIT = 32
@@ -57,17 +66,16 @@ _LOCK = threading.RLock()
 
 
 class Shared(dict[Any, Any]):
-    """A function's transformed functions, by ``(transform class, frozen options, inner key)``, oldest first."""
+    """The transformed functions made from an object, by ``(transform class, frozen options, inner key, id of the
+    object)``, oldest first. Two functions may hold one (``functools.wraps`` copies it into a wrapper's
+    ``__dict__``; IPython's autoreload gives the old and the new function one ``__dict__``): the id in the key
+    keeps their entries apart, and an entry holds its object, so that id is not reused while the entry lives."""
 
-    __slots__ = ("__weakref__", "owner")
-
-    def __init__(self, owner: Callable[..., Any] | None = None) -> None:
-        super().__init__()
-        self.owner = None if owner is None else weakref.ref(owner)
+    __slots__ = ("__weakref__",)
 
     def __reduce__(self) -> tuple[type[Shared], tuple[()]]:
         """Pickled empty (a function pickled by value takes its ``__dict__`` along): programs stay in their
-        process, and the empty one, owned by nothing, is replaced at the first transform there."""
+        process."""
         return Shared, ()
 
     def __copy__(self) -> Shared:
@@ -81,22 +89,63 @@ _ALL: weakref.WeakValueDictionary[int, Shared] = weakref.WeakValueDictionary()  
 
 
 def _key(cls: type, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any] | None:
-    """``(function holding the entry, key)``, or None where this transform of ``fn`` is not shared."""
+    """``(object holding the entry, key)``, or None where this transform of ``fn`` is not shared."""
     if not getattr(cls, "_shares", True):
         return None
     # a jaxstatic transform made here (one copied by another wrapper's update_wrapper is not one)
     inner = fn.__dict__.get("_shared_as") if isinstance(type(fn), Transform) else None
     if inner is not None:
         base, inner_key = inner
-    elif type(fn) is types.FunctionType:
+    elif type(fn) is types.FunctionType or _keeps(fn):
         base, inner_key = fn, None
     else:
         return None
     try:
-        options = tuple(_frozen(v) for v in args), tuple((k, _frozen(v)) for k, v in kwargs.items())
+        named = [(k, _frozen(as_tuple(v) if k in _SEQUENCES else v)) for k, v in kwargs.items()
+                 if k not in _SEQUENCES or as_tuple(v)]  # None, () and leaving it out are one
+        options = tuple(_frozen(v) for v in args), tuple(sorted(named) if len(named) > 1 else named)
     except (_freeze.Unfreezable, TypeError):
         return None
-    return base, (cls, options, inner_key)
+    return base, (cls, options, inner_key, id(base))
+
+
+def _keeps(fn: Any) -> bool:
+    """An object other than a function that lives across calls and keeps the transforms made from it: one of
+    jaxstatic's own (a ``custom_vjp``, not shared itself since its rules come later), or an instance of a class
+    that defines ``__call__`` in Python and has a ``__dict__`` (a model's ``__call__``); ``jax.jit`` rebuilt over
+    either traces once."""
+    t = type(fn)
+    if isinstance(t, Transform):
+        return True
+    call = next((c.__dict__["__call__"] for c in t.__mro__ if "__call__" in c.__dict__), None)
+    if not isinstance(call, types.FunctionType) or type(getattr(fn, "__dict__", None)) is not dict:
+        return False
+    plain = _PLAIN.get(t)
+    if plain is None:
+        plain = _PLAIN[t] = jax.tree_util.all_leaves([fn])
+    return plain
+
+
+# Whether a class's instances are no pytree: a pytree (an equinox or flax module) is read attribute by attribute
+# by its library (flax's nnx.split would take the transforms into the module's graph), so nothing is added to it.
+_PLAIN: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+
+
+def _version(base: Any) -> tuple[Any, ...]:
+    """What a function's transforms were made from that a debugger or autoreload replaces in place (its code,
+    defaults, annotations; an instance's class): an entry made from other ones is made again."""
+    if type(base) is not types.FunctionType:  # a transform's class changes as it specializes (_core): not read
+        return () if isinstance(type(base), Transform) else (type(base),)
+    return base.__code__, base.__defaults__, base.__kwdefaults__, _annotations(base)
+
+
+_annotations = operator.attrgetter("__annotate__" if sys.version_info >= (3, 14) else "__annotations__")
+
+
+# Options one item of which may be given alone, or a sequence of any kind: one spelling for the key, as JAX
+# resolves them into one program (``static_argnums=1``, ``(1,)`` and ``[1]`` are one function). Keyword order
+# never counts either: the names are sorted.
+_SEQUENCES = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames"})
 
 
 def _frozen(value: Any) -> Any:
@@ -107,14 +156,11 @@ def _frozen(value: Any) -> Any:
 
 
 def _holder(base: Any, create: bool) -> Shared | None:
-    """``base``'s own ``Shared`` (one copied from another function by ``functools.wraps`` is not), made if asked."""
-    found = getattr(base, "__dict__", {}).get(ATTRIBUTE)
-    if isinstance(found, Shared) and found.owner is not None and found.owner() is base:
-        return found
-    if not create:
-        return None
-    holder = Shared(base)
-    base.__dict__[ATTRIBUTE] = holder
+    """The ``Shared`` in ``base``'s ``__dict__``, made if asked."""
+    found = base.__dict__.get(ATTRIBUTE)
+    if isinstance(found, Shared) or not create:
+        return found if isinstance(found, Shared) else None
+    holder = base.__dict__[ATTRIBUTE] = Shared()
     _ALL[id(holder)] = holder
     return holder
 
@@ -126,10 +172,11 @@ def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, 
     found = _key(cls, fn, args, kwargs)
     if found is not None:
         base, key = found
+        version = _version(base)
         with _LOCK:
             holder = _holder(base, create=False)
             made = None if holder is None else holder.pop(key, None)
-            if holder is not None and made is not None:
+            if holder is not None and made is not None and _same(made._version, version):
                 holder[key] = made  # the most recently used last
                 return made
     made = make(fn, *args, **kwargs)
@@ -140,10 +187,14 @@ def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, 
         holder = _holder(base, create=True)
         assert holder is not None
         made = holder.setdefault(key, made)  # another thread made it first: that one is shared
-        made._shared_as = (base, key)
+        made._shared_as, made._version = (base, key), version
         while len(holder) > LIMIT:
             del holder[next(iter(holder))]
     return made
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
 def clear_all() -> None:

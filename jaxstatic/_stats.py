@@ -158,6 +158,7 @@ class TraceStats:
         self.lock = threading.RLock()
         self.calls = _compiled.counter()  # next() is atomic under the GIL: the hot path takes no lock
         self.failures = itertools.count()
+        self.eager = itertools.count()  # calls run as plain Python under jax.disable_jit(): neither hit nor miss
         self.traces = 0
         self.builds = 0  # programs built by a transform that leaves counting traces to a jit (vmap, grad)
         self.running = 0  # traces begun and not yet ended (nested or concurrent)
@@ -236,9 +237,10 @@ class TraceStats:
     def cache_info(self) -> CacheInfo:
         # itertools.count has no peek: read its repr (the extension's Counter reads the same), exact and lock-free.
         calls, failures = int(repr(self.calls)[6:-1]), int(repr(self.failures)[6:-1])
+        eager = int(repr(self.eager)[6:-1])
         with self.lock:
             misses = self.traces + self.builds
-            return CacheInfo(max(calls - failures - misses, 0), misses, self.maxsize, self.currsize(), self.evictions)
+            return CacheInfo(max(calls - failures - eager - misses, 0), misses, self.maxsize, self.currsize(), self.evictions)
 
     def cleared(self) -> list[Signature]:
         """After ``clear_cache()``: the signatures held static values too, so they go with the programs (returned,

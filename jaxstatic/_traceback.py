@@ -19,8 +19,10 @@ call raises.
 
 from __future__ import annotations
 
+import linecache
 import os
 import types
+import weakref
 from collections.abc import Callable
 
 GENERATED = "<jaxstatic>"
@@ -72,4 +74,9 @@ def hide(err: BaseException) -> None:
         return
 
 
-__all__ = ["GENERATED", "hide"]
+def forget_with(owner: object, filename: str) -> None:  # a name used once: jaxstatic dataclasses' __init__
+    """Drop the ``linecache`` entry of generated code once ``owner`` (a function compiled from it) is collected."""
+    weakref.finalize(owner, linecache.cache.pop, filename, None).atexit = False
+
+
+__all__ = ["GENERATED", "forget_with", "hide"]

@@ -27,15 +27,14 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, get_args
 
-from typeguard import CollectionCheckStrategy, TypeCheckError, check_type
-
 from ._annotations import function_hints, is_static_annotation, unwrap
 from ._errors import StaticTypeWarning, static_type_message
-from ._hidden import user_stacklevel
 
 _Types = dict[str, tuple[Any, str]]  # parameter -> (T, "one" | "each" (*args) | "values" (**kwargs))
 
-_types: weakref.WeakKeyDictionary[Any, _Types] = weakref.WeakKeyDictionary()
+# per function: the annotations object read, and what it declares (read again once the annotations are replaced, as
+# autoreload or a debugger does)
+_types: weakref.WeakKeyDictionary[Any, tuple[object, _Types]] = weakref.WeakKeyDictionary()
 _warned: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 _ANYTHING = (Any, object)
 _repr = reprlib.Repr()
@@ -57,6 +56,8 @@ def check(fn: Callable[..., Any], function: str, statics: Mapping[str, Any]) -> 
         reason = _mismatch(value, *declared)
         if reason is None or not _first(target, name):
             continue
+        from ._hidden import user_stacklevel  # a warning's path alone loads it
+
         warnings.warn(StaticTypeWarning(static_type_message(function, name, _type_text(declared[0]),
                                                             _repr.repr(value), reason)),
                       stacklevel=user_stacklevel())
@@ -65,7 +66,9 @@ def check(fn: Callable[..., Any], function: str, statics: Mapping[str, Any]) -> 
 def _declared(target: Any) -> _Types:
     """``T`` of each ``Static[T]`` parameter of ``target``, read once per function (none when they do not read)."""
     try:
-        return _types[target]
+        read, declared = _types[target]
+        if read is getattr(target, "__annotations__", None):
+            return declared
     except (KeyError, TypeError):
         pass
     found: _Types = {}
@@ -81,12 +84,14 @@ def _declared(target: Any) -> _Types:
         how = "each" if p.kind is p.VAR_POSITIONAL else "values" if p.kind is p.VAR_KEYWORD else "one"
         found[name] = (get_args(hint)[0], how)
     with contextlib.suppress(TypeError):  # not weakly referable: read again on the next miss
-        _types[target] = found
+        _types[target] = getattr(target, "__annotations__", None), found
     return found
 
 
 def _mismatch(value: Any, declared: Any, how: str) -> str | None:
     """typeguard's reason why ``value`` is not a ``declared``, or ``None`` when it is (or cannot be checked)."""
+    from typeguard import CollectionCheckStrategy, TypeCheckError
+
     items = value if how == "each" else value.values() if how == "values" else (value,)
     for item in items:
         try:
@@ -98,6 +103,14 @@ def _mismatch(value: Any, declared: Any, how: str) -> str | None:
         except Exception:  # a hint typeguard does not handle: silent, never a false alarm
             return None
     return None
+
+
+def check_type(value: Any, expected: Any, **options: Any) -> Any:
+    """typeguard's ``check_type``, imported by the first check, not with jaxstatic (~8 ms of import time that a
+    program without ``Static[T]`` values to check never needs)."""
+    import typeguard
+
+    return typeguard.check_type(value, expected, **options)
 
 
 def _first(target: Any, name: str) -> bool:

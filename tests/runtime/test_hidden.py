@@ -608,3 +608,24 @@ def test_the_plugins_signature_cases_at_run_time() -> None:
     assert all(c.why for c in SIGNATURE_CASES if c.plugin != c.runtime)
     found = {f"{c.case}.{c.function}": _warns_at_run_time(c) for c in SIGNATURE_CASES}
     assert found == {f"{c.case}.{c.function}": c.runtime for c in SIGNATURE_CASES}
+
+
+@pytest.mark.parametrize("order", [
+    ("vmap", "grad", "checkpoint", "value_and_grad"),
+    ("value_and_grad", "vmap"),
+    ("grad", "jit", "vmap"),
+])
+def test_each_transform_warns_once_for_the_same_decorated_function(order: tuple[str, ...]) -> None:
+    """What each transform does to the hidden value differs (a vmap maps it, a grad traces it), and so does the fix:
+    a warning given for one transform is no reason to keep quiet about another."""
+    g = log_calls(_summed)
+    found = []
+    for _ in range(2):
+        for name in order:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                with contextlib.suppress(Exception):  # n is traced (mapped, differentiated): what the warning says
+                    getattr(js, name)(g)(jnp.ones(3), 2)
+            found.append([str(w.message) for w in caught if w.category is js.HiddenStaticWarning])
+    expected = [[message("log_calls", LOG_CALLS, "_summed", transform=f"jaxstatic.{name}")] for name in order]
+    assert found == expected + [[]] * len(order)
