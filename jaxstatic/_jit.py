@@ -22,7 +22,6 @@ from typing_extensions import ParamSpec, Self
 from . import _options
 from ._core import BoundMethod, Slot, StaticFunction
 from ._errors import unknown_options_error
-from ._hidden import user_stacklevel
 from ._plan import Layout, Plan
 
 if TYPE_CHECKING:
@@ -62,6 +61,8 @@ def _warn_deprecated(options: dict[str, Any]) -> tuple[str, ...]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         jax.jit(_noop, **given)
+    from ._hidden import user_stacklevel  # deprecated options alone load it
+
     for w in caught:
         warnings.warn(w.message, stacklevel=user_stacklevel())
     return tuple(str(w.message) for w in caught if issubclass(w.category, DeprecationWarning))
