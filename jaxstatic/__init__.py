@@ -24,6 +24,15 @@ from ._annotations import (
 )
 from ._aot import Compiled as Compiled, Lowered as Lowered
 from ._core import BoundMethod as BoundMethod, StaticFunction as StaticFunction
+from ._donate import (
+    DONATE as DONATE,
+    DeletedArrayError as DeletedArrayError,
+    Donate as Donate,
+    UnusableDonationError as UnusableDonationError,
+    donate_argnames as donate_argnames,
+    donate_argnums as donate_argnums,
+    set_strict_donation as set_strict_donation,
+)
 from ._dataclass import dataclass as dataclass, field as field
 from ._errors import (
     AnnotationError as AnnotationError,
@@ -49,6 +58,7 @@ from ._vmap_pmap import (
 )
 
 __all__ = [
+    "DONATE",
     "NODIFF",
     "STATIC",
     "BoundMethod",
@@ -59,6 +69,8 @@ __all__ = [
     "HiddenStaticWarning",
     "CustomJVPFunction",
     "CustomVJPFunction",
+    "DeletedArrayError",
+    "Donate",
     "GradFunction",
     "JaxstaticError",
     "JitFunction",
@@ -78,6 +90,7 @@ __all__ = [
     "StaticFunction",
     "StaticMismatchError",
     "StaticTypeWarning",
+    "UnusableDonationError",
     "ValueAndGradFunction",
     "checkpoint",
     "custom_jvp",
@@ -85,9 +98,12 @@ __all__ = [
     "grad",
     "VmapFunction",
     "dataclass",
+    "donate_argnames",
+    "donate_argnums",
     "field",
     "jit",
     "remat",
+    "set_strict_donation",
     "pmap",
     "shard_map",
     "static_argnames",
