@@ -24,6 +24,7 @@ from ._annotations import (
 )
 from ._aot import Compiled as Compiled, Lowered as Lowered
 from ._core import BoundMethod as BoundMethod, StaticFunction as StaticFunction
+from ._dataclass import dataclass as dataclass, field as field
 from ._donate import (
     DONATE as DONATE,
     DeletedArrayError as DeletedArrayError,
@@ -33,7 +34,6 @@ from ._donate import (
     donate_argnums as donate_argnums,
     set_strict_donation as set_strict_donation,
 )
-from ._dataclass import dataclass as dataclass, field as field
 from ._errors import (
     AnnotationError as AnnotationError,
     HiddenStaticWarning as HiddenStaticWarning,

@@ -155,6 +155,7 @@ def _note(function: str, donated: Sequence[tuple[int, str]], args: tuple[Any, ..
         if i >= len(args):
             continue
         record = None
+        leaf: Any
         for leaf in leaves(args[i]):
             if not hasattr(leaf, "is_deleted"):
                 continue
@@ -163,7 +164,7 @@ def _note(function: str, donated: Sequence[tuple[int, str]], args: tuple[Any, ..
                 record = Donation(function, name, site)
             key = id(leaf)
             entry = _donated.get(key)
-            if entry is not None and entry[0]() is leaf and leaf.is_deleted():
+            if entry is not None and leaf.is_deleted() and entry[0]() is leaf:
                 continue  # donated again after it was consumed: the call fails, and the first donation is the news
             _donated[key] = (weakref.ref(leaf, _forget(key)), record)
 

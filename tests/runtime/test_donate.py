@@ -209,7 +209,7 @@ def test_other_failures_are_left_as_they_were() -> None:
     def f(x: Donate[jax.Array]) -> jax.Array:
         raise ValueError("mine")
 
-    with pytest.raises(ValueError, match="^mine") as info:
+    with pytest.raises(ValueError, match=r"^mine") as info:
         f(jnp.ones(2))
     assert not isinstance(info.value, js.DeletedArrayError)
 
