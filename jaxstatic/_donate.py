@@ -15,13 +15,15 @@ call notes, per donated leaf, a weak reference and the call site (``benchmarks/d
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import inspect
 import os
 import sys
+import types
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar, get_args, get_origin
 
 import jax
@@ -128,65 +130,64 @@ class Donation:
     site: str
 
 
-_donated: dict[int, tuple[weakref.ref[Any], Donation]] = {}
-
-
-def _forget(key: int) -> Callable[[weakref.ref[Any]], None]:
-    def forget(ref: weakref.ref[Any]) -> None:
-        entry = _donated.get(key)
-        if entry is not None and entry[0] is ref:  # not a newer object that took this id
-            del _donated[key]
-    return forget
-
-
-def _site() -> str:
-    """The caller's ``file:line``: the first frame outside jaxstatic (its package and its generated code)."""
-    frame = sys._getframe(2)
-    while frame.f_back is not None and (frame.f_code.co_filename.startswith(_PACKAGE)
-                                        or frame.f_code.co_filename.startswith(_traceback.GENERATED)):
-        frame = frame.f_back
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
-
-
-def _note(function: str, donated: Sequence[tuple[int, str]], args: tuple[Any, ...]) -> None:
-    site = None
-    leaves = jax.tree_util.tree_leaves
-    for i, name in donated:
-        if i >= len(args):
-            continue
-        record = None
-        leaf: Any
-        for leaf in leaves(args[i]):
-            if not hasattr(leaf, "is_deleted"):
-                continue
-            if record is None:
-                site = site or _site()
-                record = Donation(function, name, site)
-            key = id(leaf)
-            entry = _donated.get(key)
-            if entry is not None and leaf.is_deleted() and entry[0]() is leaf:
-                continue  # donated again after it was consumed: the call fails, and the first donation is the news
-            _donated[key] = (weakref.ref(leaf, _forget(key)), record)
+# Each donating call that succeeds records its donated arguments and where it was made; a deleted leaf met later is
+# looked up newest first. Held strongly, the last few: a donated buffer is deleted by the call, so what is held is
+# Python objects, not memory, and recording costs no walk over the leaves (~0.5 us a call; a weak reference per
+# leaf cost ~0.3 us a leaf: benchmarks/donation.py). A program whose first call shows a donation JAX could not use
+# (its warning) records weak references instead, so that no buffer it did not consume is kept alive.
+_held: collections.deque[tuple[Any, str, str, types.CodeType, int]] = collections.deque(maxlen=4)
+_weak: collections.deque[tuple[tuple[weakref.ref[Any], ...], str, str, types.CodeType, int]] = collections.deque(
+    maxlen=64)
 
 
 def donation_of(leaf: object) -> Donation | None:
-    """Where jaxstatic donated ``leaf``, if it did."""
-    entry = _donated.get(id(leaf))
-    return entry[1] if entry is not None and entry[0]() is leaf else None
+    """Where jaxstatic donated ``leaf``, among its latest donating calls."""
+    for value, function, name, code, line in reversed(_held):
+        if any(x is leaf for x in jax.tree_util.tree_leaves(value)):
+            return Donation(function, name, f"{code.co_filename}:{line}")
+    for refs, function, name, code, line in reversed(_weak):
+        if any(ref() is leaf for ref in refs):
+            return Donation(function, name, f"{code.co_filename}:{line}")
+    return None
+
+
+def _caller(frame: types.FrameType) -> types.FrameType:
+    """The first frame outside jaxstatic (its package and its generated code)."""
+    while frame.f_back is not None and (frame.f_code.co_filename.startswith(_PACKAGE)
+                                        or frame.f_code.co_filename.startswith(_traceback.GENERATED)):
+        frame = frame.f_back
+    return frame
+
+
+def _weakly(value: Any) -> tuple[weakref.ref[Any], ...]:
+    return tuple(weakref.ref(leaf) for leaf in jax.tree_util.tree_leaves(value) if hasattr(leaf, "is_deleted"))
 
 
 def recording(program: Callable[..., Any], function: str, donated: Iterable[tuple[int, str]],
               strict: bool | None) -> Callable[..., Any]:
-    """``program`` (a ``jax.jit``) that notes where each donated leaf was donated; under ``strict``, one that raises
-    ``UnusableDonationError`` where JAX would warn that donated buffers were not usable."""
+    """``program`` (a ``jax.jit``) that records where its donated arguments were donated; under ``strict``, one that
+    raises ``UnusableDonationError`` where JAX would warn that donated buffers were not usable."""
     pairs = tuple(donated)
-    note, switch = _note, _Switch
+    held, getframe, switch = _held.append, sys._getframe, _Switch
+    weak: bool | None = None  # unknown until the first call compiles
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        note(function, pairs, args)
-        if not (switch.strict if strict is None else strict):
-            return program(*args, **kwargs)
-        return _strictly(program, function, pairs, args, kwargs)
+        nonlocal weak
+        if weak is None or (switch.strict if strict is None else strict):
+            result, unusable = _watched(program, function, pairs, args, kwargs, strict)
+            weak = weak or unusable
+        else:
+            result = program(*args, **kwargs)
+        frame = _caller(getframe(1))  # recorded once the call succeeded: a refused call donated nothing
+        code, line = frame.f_code, frame.f_lineno
+        del frame
+        for i, name in pairs:
+            if i < len(args):
+                if weak:
+                    _weak.append((_weakly(args[i]), function, name, code, line))
+                else:
+                    held((args[i], function, name, code, line))
+        return result
 
     for name in ("lower", "trace", "eval_shape", "clear_cache"):
         if hasattr(program, name):
@@ -221,20 +222,20 @@ def pop_strict(function: str, options: dict[str, Any]) -> bool | None:
     return value
 
 
-def _strictly(program: Callable[..., Any], function: str, pairs: tuple[tuple[int, str], ...],
-              args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    # JAX warns while it compiles; process-wide warning state, so strict mode is for single-threaded loops
+def _watched(program: Callable[..., Any], function: str, pairs: tuple[tuple[int, str], ...], args: tuple[Any, ...],
+             kwargs: dict[str, Any], strict: bool | None) -> tuple[Any, bool]:
+    """The call, and whether JAX warned that donated buffers were not usable (re-issued, or raised when strict).
+    JAX warns while it compiles; warnings are process-wide state, so strict mode is for single-threaded loops."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = program(*args, **kwargs)
     unusable = [w for w in caught if str(w.message).startswith(_UNUSABLE)]
-    for w in caught:
-        if w not in unusable:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    if unusable:
+    if unusable and (_Switch.strict if strict is None else strict):
         getattr(program, "clear_cache", lambda: None)()  # compiled again next time, so it raises again
         raise UnusableDonationError(_unusable_message(function, str(unusable[0].message), pairs, args))
-    return result
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return result, bool(unusable)
 
 
 def _aval(leaf: Any) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import warnings
+import weakref
 from typing import Any
 
 import jax
@@ -37,6 +39,16 @@ def test_donate_deletes_the_callers_arrays_and_only_those(hit_path: str) -> None
     step(other, 3.0)  # a hit donates too
     assert other["layers"][0]["w"].is_deleted()
     assert step.trace_count == 1
+
+
+def test_a_donated_parameter_may_get_python_scalars() -> None:
+    @js.jit
+    def step(state: Donate[tuple[Any, ...]]) -> tuple[Any, ...]:
+        return tuple(2 * x for x in state)
+
+    x = jnp.ones(2)
+    out = step((x, 1.0, np.float32(2)))
+    assert x.is_deleted() and float(out[1]) == 2.0
 
 
 def test_a_plain_parameter_is_not_donated() -> None:
@@ -227,6 +239,19 @@ STRICT = re.escape("_total: donated buffers could not be reused, so donating the
 def test_unusable_donation_warns_by_default() -> None:
     with pytest.warns(UserWarning, match="Some donated buffers were not usable"):
         js.jit(_total)(jnp.ones((3, 4)), jnp.ones((3, 4)))
+
+
+def test_an_unusable_donation_keeps_no_buffer_alive() -> None:
+    f = js.jit(_total)
+    xs = [jnp.ones((6, 4)) for _ in range(3)]
+    refs = [weakref.ref(x) for x in xs]
+    with pytest.warns(UserWarning, match="not usable"):
+        for x in xs:
+            f(x, x)
+    assert not any(x.is_deleted() for x in xs)
+    del x, xs
+    gc.collect()
+    assert all(r() is None for r in refs)
 
 
 def test_strict_donation_option_raises_naming_the_path() -> None:
