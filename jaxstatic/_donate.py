@@ -19,6 +19,7 @@ import collections
 import dataclasses
 import inspect
 import os
+import re
 import sys
 import types
 import warnings
@@ -247,7 +248,9 @@ def _aval(leaf: Any) -> str:
 
 
 def _unusable_message(function: str, text: str, pairs: tuple[tuple[int, str], ...], args: tuple[Any, ...]) -> str:
-    listed = text[len(_UNUSABLE):].lstrip(": ").split("\n")[0].rstrip(".").split(", ")
+    # "float32[3,4], int32[]." (jax 0.5 and later) or "ShapedArray(float32[3,4]), ..." (before)
+    listed = re.findall(r"\w+\[[\d,\s]*\]", text.split("\n")[0])
+    listed = [aval.replace(" ", "") for aval in listed]
     wanted: dict[str, int] = {}
     for aval in listed:
         wanted[aval] = wanted.get(aval, 0) + 1

@@ -166,7 +166,7 @@ def test_passing_a_donated_array_again_names_the_path_and_the_donating_call(hit_
                 "(params = step(params, ...)), not the one passed in; or copy it before donating.")) as info:
             step(params, 2.0)
         assert isinstance(info.value, js.DeletedArrayError)
-        assert "Buffer has been deleted or donated" in str(info.value.__cause__)
+        assert "deleted or donated" in str(info.value.__cause__).lower()  # JAX's own error, kept as the cause
 
 
 def _here() -> int:
