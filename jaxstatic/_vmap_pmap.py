@@ -273,7 +273,7 @@ class PmapFunction(StaticFunction[_P, _R]):
         donate = tuple(i for i, name in enumerate(names) if name in self._params().donate)
         options = dict(self._pmap_options, in_axes=in_axes, donate_argnums=donate)
         held = _Held(packed(plan, _weakly(body), lambda f: _compat.not_jax_as_type_error(jax.pmap(f, **options), f)), body)
-        return _donate.recording(held, self._function, [(i, names[i]) for i in donate], False) if donate else held
+        return _donate.recording(held, self._function, [(i, names[i]) for i in donate], None) if donate else held
 
 
 class _Held:

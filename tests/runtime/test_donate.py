@@ -84,6 +84,30 @@ def test_transforms_that_cannot_donate_pass_the_mark_to_the_jit_above(inner: Any
     assert w.is_deleted() and not x.is_deleted()
 
 
+def test_the_jit_above_a_shard_map_donates_what_the_function_declares() -> None:
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    n = jax.local_device_count()
+    mesh = Mesh(np.array(jax.devices()), ("batch",))
+
+    def scale(x: Donate[jax.Array], y: jax.Array) -> jax.Array:
+        return 2 * x + y
+
+    sharded = js.shard_map(scale, mesh=mesh, in_specs=(P("batch"), P("batch")), out_specs=P("batch"))
+    spread = NamedSharding(mesh, P("batch"))  # laid out as the program wants it, so the buffer itself is donated
+    x, y = jax.device_put(jnp.ones(2 * n), spread), jax.device_put(jnp.ones(2 * n), spread)
+    np.testing.assert_array_equal(js.jit(sharded)(x, y), 3 * np.ones(2 * n))
+    assert x.is_deleted() and not y.is_deleted()
+
+
+def test_donate_of_a_type_defined_only_for_checkers_still_donates() -> None:
+    from . import future_donate
+
+    x = jnp.ones(3)
+    np.testing.assert_array_equal(js.jit(future_donate.scale)(x, 2), 2 * np.ones(3))
+    assert x.is_deleted()
+
+
 def test_options_and_marks_combine() -> None:
     def step(a: Donate[jax.Array], b: jax.Array, c: jax.Array) -> tuple[jax.Array, ...]:
         return a + 1, b + 1, c + 1
