@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import jaxstatic as js
 from jaxstatic import Donate, Static
@@ -316,3 +317,26 @@ def test_strict_donation_is_quiet_when_every_buffer_is_reused() -> None:
 def test_strict_donation_must_be_a_bool() -> None:
     with pytest.raises(js.OptionError, match=r"strict_donation of _total is 'yes'\. Give True"):
         js.jit(_total, strict_donation="yes")
+
+
+_trees = st.recursive(
+    st.just(0),
+    lambda inner: st.one_of(st.lists(inner, min_size=1, max_size=3),
+                            st.dictionaries(st.sampled_from(["a", "b", "w"]), inner, min_size=1, max_size=3)),
+    max_leaves=6)
+
+
+@settings(max_examples=15, deadline=None)
+@given(_trees)
+def test_the_named_path_leads_to_a_deleted_leaf_of_the_argument(shape: Any) -> None:
+    @js.jit
+    def step(params: Donate[Any]) -> Any:
+        return jax.tree.map(lambda p: p + 1, params)
+
+    params = jax.tree.map(lambda _: jnp.ones(2), shape)
+    step(params)
+    with pytest.raises(js.DeletedArrayError) as info:
+        step(params)
+    path = re.search(r"deleted array at (params\S*) \(", str(info.value))
+    assert path is not None
+    assert eval(path.group(1), {"params": params}).is_deleted()  # the path, as Python reads it
