@@ -312,11 +312,11 @@ def reads_after(body: list[Statement], call: CallExpr, key: tuple[str, ...]) -> 
 
 
 def _next_iteration(level: _Level, key: tuple[str, ...]) -> Read | None:
-    """A loop around the donating statement that never rebinds ``key``: its next iteration reads it first where?"""
+    """A loop around the donating statement that never rebinds ``key``: the first read of its next iteration."""
     loop = level.owner
     if not isinstance(loop, (ForStmt, WhileStmt)) or level.block is not loop.body:
         return None
-    uses = _uses(loop.body, key)
+    uses = _uses(loop, key)  # the whole loop: a ``for`` target rebinds the name each iteration
     if uses.binds or uses.unsure or _leaves(loop.body):
         return None
     if isinstance(loop, WhileStmt):
