@@ -9,7 +9,7 @@ Interleaved rounds; the table shows median microseconds per call and the ratio t
 Memory (``--memory``): the peak resident memory of a process that runs ``STEPS`` steps of a loop over a state of
 ``--mb`` megabytes, with and without donation, each in a fresh process (``ru_maxrss``), on the CPU.
 
-Run: python benchmarks/donation.py [--rounds 15] [--calls 2000] [--blocks 10] [--clock thread] [--memory] [--mb 512]
+Run: python benchmarks/donation.py [--rounds 15] [--calls 2000] [--blocks 10] [--clock thread] [--size 4096] [--memory] [--mb 512]
 """
 
 import argparse
@@ -122,16 +122,18 @@ def memory(mb: int) -> None:
 
 
 def main() -> None:
+    global CLOCK, SIZE
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--blocks", type=int, default=10)
     parser.add_argument("--clock", choices=["wall", "thread"], default="wall")
+    parser.add_argument("--size", type=int, default=SIZE, help="float32 elements per array of the state")
     parser.add_argument("--memory", action="store_true")
     parser.add_argument("--mb", type=int, default=512)
     args = parser.parse_args()
-    global CLOCK
     CLOCK = time.thread_time if args.clock == "thread" else time.perf_counter
+    SIZE = args.size
     if args.memory:
         memory(args.mb)
     else:
