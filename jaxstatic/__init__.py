@@ -11,6 +11,15 @@ from ._annotations import (
     static_argnums as static_argnums,
 )
 from ._core import BoundMethod as BoundMethod, StaticFunction as StaticFunction
+from ._donate import (
+    DONATE as DONATE,
+    DeletedArrayError as DeletedArrayError,
+    Donate as Donate,
+    UnusableDonationError as UnusableDonationError,
+    donate_argnames as donate_argnames,
+    donate_argnums as donate_argnums,
+    set_strict_donation as set_strict_donation,
+)
 from ._errors import (
     AnnotationError as AnnotationError,
     HiddenStaticWarning as HiddenStaticWarning,
@@ -82,6 +91,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "DONATE",
     "NODIFF",
     "STATIC",
     "BoundMethod",
@@ -92,6 +102,8 @@ __all__ = [
     "HiddenStaticWarning",
     "CustomJVPFunction",
     "CustomVJPFunction",
+    "DeletedArrayError",
+    "Donate",
     "GradFunction",
     "JaxstaticError",
     "JitFunction",
@@ -111,6 +123,7 @@ __all__ = [
     "StaticFunction",
     "StaticMismatchError",
     "StaticTypeWarning",
+    "UnusableDonationError",
     "ValueAndGradFunction",
     "checkpoint",
     "custom_jvp",
@@ -118,9 +131,12 @@ __all__ = [
     "grad",
     "VmapFunction",
     "dataclass",
+    "donate_argnames",
+    "donate_argnums",
     "field",
     "jit",
     "remat",
+    "set_strict_donation",
     "pmap",
     "shard_map",
     "static_argnames",

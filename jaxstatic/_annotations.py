@@ -227,6 +227,9 @@ def _outer_markers(annotation: Any, globalns: dict[str, Any],
         return (STATIC,)
     if head is NoDiff or (head is _UNDEFINED and spelled == "NoDiff"):
         return (NODIFF,)
+    if (head is _UNDEFINED and spelled == "Donate") or getattr(head, "__module__", None) == "jaxstatic._donate":
+        from ._donate import DONATE  # imported here: _donate builds on this module
+        return (DONATE,)
     if head in _ANNOTATED or (head is _UNDEFINED and spelled == "Annotated"):
         metadata = node.slice.elts[1:] if isinstance(node.slice, ast.Tuple) else []
         return tuple(m for m in (_metadata_marker(n, globalns, localns) for n in metadata) if m is not None)
@@ -255,13 +258,13 @@ def _metadata_marker(node: ast.expr, globalns: dict[str, Any], localns: Mapping[
     value = _evaluate(node, globalns, localns)
     if value is _UNDEFINED:
         return {"STATIC": STATIC, "NODIFF": NODIFF}.get(_last_name(node) or "")
-    return value if value is STATIC or value is NODIFF else None
+    return value if isinstance(value, _Marker) else None  # STATIC, NODIFF, or _donate's DONATE
 
 
 def _markers(hint: object) -> tuple[_Marker, ...]:
     if get_origin(hint) is not Annotated:
         return ()
-    return tuple(m for m in get_args(hint)[1:] if m is STATIC or m is NODIFF)
+    return tuple(m for m in get_args(hint)[1:] if isinstance(m, _Marker))
 
 
 _ANNOTATED: Final = (typing.Annotated, typing_extensions.Annotated)

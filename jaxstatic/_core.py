@@ -35,6 +35,7 @@ from typing_extensions import ParamSpec, Self
 from . import (
     _codegen,
     _compiled,
+    _donate_errors,
     _explain,
     _freeze,
     _lane,
@@ -427,6 +428,8 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         next(self._stats.failures)
         for value in plan.static_values(args, kwargs).values():
             self._memo.discard(value)
+        # JAX's error about a deleted or donated buffer, raised again naming the parameter and path
+        _donate_errors.explain_failure(self._function, plan, args, kwargs, frozenset(self._params().donate))
 
     def _failed_dynamic(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], err: TypeError) -> TypeError:
         self._failed(plan, args, kwargs)

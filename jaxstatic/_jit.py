@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec, Self
 
-from . import _options
+from . import _donate, _options
 from ._core import BoundMethod, Slot, StaticFunction
 from ._errors import unknown_options_error
 from ._plan import Layout, Plan
@@ -81,10 +81,11 @@ class JitFunction(StaticFunction[_P, _R]):
 
     def __init__(self, fn: Callable[_P, _R], *, max_traces: int | None = None,
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE, **jax_options: Any) -> None:
+        self._strict_donation = _donate.pop_strict(_options.display_name(fn), jax_options)
         unknown = set(jax_options) - _jax_jit_options()
         if unknown:
             raise unknown_options_error("jit", _options.display_name(fn), unknown,
-                                        _jax_jit_options() | {"max_traces", "cache_size"})
+                                        _jax_jit_options() | {"max_traces", "cache_size", "strict_donation"})
         self._in_shardings: Any = jax_options.pop("in_shardings", None)
         self._by_name: dict[str, Any] | None = None
         super().__init__(fn, jax_options, max_traces=max_traces, cache_size=cache_size)
@@ -94,7 +95,9 @@ class JitFunction(StaticFunction[_P, _R]):
         return self._in_shardings is not None
 
     def _resolve(self, layout: Layout) -> None:
-        params = self._params()
+        # Donate[...] marks join donate_argnums/donate_argnames, once the Static parameters are known
+        params = self._params_ = _donate.with_declared(self._fn, self._function, layout.signature, layout.static,
+                                                       self._params())
         varargs = [n for n, p in layout.signature.parameters.items() if p.kind is p.VAR_POSITIONAL]
         _options.check_not_static(self._function, [*params.donate, *(varargs if params.donate_extras else ())],
                                   layout.static, "donate_argnums/donate_argnames")
@@ -129,13 +132,20 @@ class JitFunction(StaticFunction[_P, _R]):
         elif self._in_shardings is not None:
             options["in_shardings"] = self._in_shardings
         if not self._deprecated:
-            return jax.jit(body, **options)
-        # Warned at decoration, as jax.jit warns: not again per program (each static key is one). catch_warnings
-        # swaps the process-wide filters, so jaxstatic's own builds take turns; only options JAX deprecates come here.
-        with _DEPRECATED_LOCK, warnings.catch_warnings():
-            for message in self._deprecated:
-                warnings.filterwarnings("ignore", message=re.escape(message), category=DeprecationWarning)
-            return jax.jit(body, **options)
+            program = jax.jit(body, **options)
+        else:
+            # Warned at decoration, as jax.jit warns: not again per program (each static key is one). catch_warnings
+            # swaps the process-wide filters, so jaxstatic's own builds take turns; only options JAX deprecates come
+            # here.
+            with _DEPRECATED_LOCK, warnings.catch_warnings():
+                for message in self._deprecated:
+                    warnings.filterwarnings("ignore", message=re.escape(message), category=DeprecationWarning)
+                program = jax.jit(body, **options)
+        if not donate:
+            return program
+        names = [*program_args, *[program_args[-1]] * len(self._params().donate_extras)]
+        return _donate.recording(program, self._function, [(i, names[min(i, len(names) - 1)]) for i in donate],
+                                 self._strict_donation)
 
     # -- ahead of time, and jax.jit's other entry points -----------------------------------------------------
 

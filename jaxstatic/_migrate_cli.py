@@ -22,14 +22,15 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.metadata import Assignment, GlobalScope, MetadataWrapper, ScopeProvider
 
-from . import _migrate_dataclass, _migrate_jit
+from . import _migrate_dataclass, _migrate_donate, _migrate_jit
 from ._migrate_common import Rule, Site
 from ._migrate_files import KEY, Elsewhere, Request
 from ._migrate_jit import Unrecognised
 
-RULES: tuple[type[Rule], ...] = (*_migrate_jit.RULES, *_migrate_dataclass.RULES, Unrecognised)
+RULES: tuple[type[Rule], ...] = (*_migrate_jit.RULES, *_migrate_dataclass.RULES, *_migrate_donate.RULES, Unrecognised)
 # the names the rewritten code uses, and the imports they must come from
-NAMES = {"js": ("jaxstatic", None), "Static": ("jaxstatic", "Static"), "Any": ("typing", "Any")}
+NAMES = {"js": ("jaxstatic", None), "Static": ("jaxstatic", "Static"), "Any": ("typing", "Any"),
+         "Donate": ("jaxstatic", "Donate")}
 
 
 def migrate_source(source: str | bytes, path: str, elsewhere: Elsewhere | None = None

@@ -29,7 +29,7 @@ from typing import Any, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec
 
-from . import _compat, _options
+from . import _compat, _donate, _options
 from ._core import Slot, StaticFunction
 from ._errors import option_error
 from ._plan import Layout, Plan
@@ -262,6 +262,8 @@ class PmapFunction(StaticFunction[_P, _R]):
         return not (self._in_axes is None or type(self._in_axes) is int)
 
     def _resolve(self, layout: Layout) -> None:
+        self._params_ = _donate.with_declared(self._fn, self._function, layout.signature, layout.static,
+                                              self._params())  # Donate[...] marks join donate_argnums
         _options.check_not_static(self._function, self._params().donate, layout.static, "donate_argnums")
         self._axes = resolve_in_axes(self._function, layout, self._in_axes)
 
@@ -270,7 +272,8 @@ class PmapFunction(StaticFunction[_P, _R]):
         in_axes = tuple(self._axes.of(n) for n in names)  # *args/**kwargs extras reach JAX packed, one entry each
         donate = tuple(i for i, name in enumerate(names) if name in self._params().donate)
         options = dict(self._pmap_options, in_axes=in_axes, donate_argnums=donate)
-        return _Held(packed(plan, _weakly(body), lambda f: _compat.not_jax_as_type_error(jax.pmap(f, **options), f)), body)
+        held = _Held(packed(plan, _weakly(body), lambda f: _compat.not_jax_as_type_error(jax.pmap(f, **options), f)), body)
+        return _donate.recording(held, self._function, [(i, names[i]) for i in donate], None) if donate else held
 
 
 class _Held:

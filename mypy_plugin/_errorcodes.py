@@ -19,3 +19,8 @@ ARGNAMES: Final = ErrorCode(
     "static_argnames or static_argnums name no parameter of the function",
     "jaxstatic",
 )
+DONATED: Final = ErrorCode(
+    "jaxstatic-donated",
+    "A value donated to a call (Donate[...], donate_argnums) is read again before it is rebound",
+    "jaxstatic",
+)

@@ -92,6 +92,10 @@ PLAIN_STATIC_MODULE: Final = "__jaxstatic_static_module"
 PLAIN_STATIC_BY: Final = "__jaxstatic_static_by"
 """Where a jitted function's type keeps the parameters ``jax.jit`` made static, the function they belong to and
 the module that applied ``jax.jit``, and which transform did (``jax.jit``, ``jax.pmap``) (``Instance.extra_attrs``, serialized with the type from mypy 1.18)."""
+PLAIN_DONATED_NAMES: Final = "__jaxstatic_donated_argnames"
+"""Where a jitted function's type keeps the parameters ``donate_argnums``/``donate_argnames`` donate."""
+DONATE_ALIAS: Final = "jaxstatic._donate.Donate"
+"""``Donate[T]``: a parameter whose buffers a call consumes (``[jaxstatic-donated]``)."""
 JAX_JIT_DECORATOR: Final = "jax.jit(...)"
 """Name given to the decorator ``jax.jit(static_argnames=...)`` returns, so the plugin sees it applied."""
 

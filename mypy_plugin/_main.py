@@ -23,7 +23,7 @@ from mypy.plugin import (
 from mypy.plugins import dataclasses as dataclasses_plugin
 from mypy.types import CallableType, FunctionLike, Type
 
-from . import _argnames, _calls, _decorators, _plain_jit, _spellings
+from . import _argnames, _calls, _decorators, _donated, _plain_jit, _spellings
 from ._chain import NextHooks, next_hook, overridden_after
 from ._definitions import AnnotatedHook, StaticAnnotationHook, UnresolvedNote
 from ._descriptors import name_bound, staticmethod_get
@@ -47,7 +47,7 @@ from ._fullnames import (
 )
 from ._hashability import is_pytree_dataclass, record_dataclass, record_hash_none
 
-RULES_VERSION: Final = "4"
+RULES_VERSION: Final = "5"
 """Bump when a rule changes: mypy then rechecks every module instead of replaying cached results."""
 
 
@@ -185,6 +185,8 @@ class JaxstaticPlugin(Plugin):
         call = ctx.context
         if not isinstance(call, CallExpr):
             return sig
+        if isinstance(sig, CallableType) and _donated.has_donate(sig):
+            _donated.check_call(ctx.api, sig, call)
         if isinstance(sig, CallableType) and _calls.has_static(sig):
             _calls.check_call(ctx.api, sig, call)
         elif fullname == FUNCTOOLS_PARTIAL:
@@ -216,12 +218,15 @@ class JaxstaticPlugin(Plugin):
             if fullname in self._wrapper_calls and isinstance(sig, CallableType):
                 sig = _calls.named_after_callee(sig, context)
             static_checked = False
+            if isinstance(sig, CallableType) and _donated.has_donate(sig):
+                _donated.check_call(ctx.api, sig, context)
             if isinstance(sig, CallableType) and _calls.has_static(sig):
                 static_checked = True
                 _calls.check_call(ctx.api, sig, context)
             _calls.check_bound_self(ctx.api, ctx.type, context)
             if fullname in JAX_WRAPPED_CALLS or fullname in JAX_STUB_CALLS:
                 _plain_jit.check(ctx.api, ctx.type, context, static_checked=static_checked)
+                _donated.check_plain(ctx.api, ctx.type, context)
         return sig
 
     def get_method_hook(self, fullname: str) -> _MethodHook | None:
@@ -241,7 +246,8 @@ class JaxstaticPlugin(Plugin):
             _argnames.check_jax_applied(ctx.api, ctx, options)
         elif isinstance(ctx.context, Decorator) and not _JIT_APPLIED_BY_METHOD[fullname]:
             _argnames.check_jax_jit_decorator(ctx.api, ctx.context)  # the stubs' ``@jax.jit(static_argnames=...)``
-        return _plain_jit.mark(ctx.api, returned, ctx.arg_types[0][0], options) or returned
+        returned = _plain_jit.mark(ctx.api, returned, ctx.arg_types[0][0], options) or returned
+        return _donated.mark(ctx.api, returned, ctx.arg_types[0][0], options) or returned
 
     # --- type checking: transforms applied to functions --------------------------------------------------------
 
@@ -338,7 +344,8 @@ class JaxstaticPlugin(Plugin):
         returned = self._next_function_result(fullname, ctx)
         if options is None or not ctx.arg_types or not ctx.arg_types[0]:
             return returned
-        return _plain_jit.mark(ctx.api, returned, ctx.arg_types[0][0], options) or returned
+        returned = _plain_jit.mark(ctx.api, returned, ctx.arg_types[0][0], options) or returned
+        return _donated.mark(ctx.api, returned, ctx.arg_types[0][0], options) or returned
 
     def _next_function_result(self, fullname: str, ctx: FunctionContext) -> Type:
         nxt = self._next_function.get(ctx.api, fullname)

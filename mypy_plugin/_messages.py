@@ -85,5 +85,13 @@ def hidden_marks(
     )
 
 
+def read_after_donation(name: str, callee: str, line: int, later_iteration: bool) -> str:
+    where = "in the previous iteration of this loop, and not rebound since" if later_iteration else "before"
+    return (
+        f'"{name}" was donated to "{callee}" (line {line}) {where}: its buffers are deleted; '
+        f'use the value "{callee}" returned ({name} = {callee}(...))'
+    )
+
+
 def _listed(names: list[str]) -> str:
     return ", ".join(f'"{n}"' for n in names) if names else "none"

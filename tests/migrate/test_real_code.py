@@ -95,8 +95,8 @@ def test_plain_jax_training_step(tmp_path: pathlib.Path) -> None:
     shutil.copy(ROOT / "tests" / "stubs_sample" / "train_step.py", tmp_path / "train_step.py")
     source = (tmp_path / "train_step.py").read_text()
     module, sites = migrate_source(source, "train_step.py")
-    assert [(s.rule, s.converted) for s in sites] == [("JS001", True)]
-    assert "@js.jit(donate_argnums=0)\ndef train_step(params: Params, x: jax.Array, y: jax.Array, lr: Static[float])" \
+    assert [(s.rule, s.converted) for s in sites] == [("JS001", True), ("JS010", True)]
+    assert "@js.jit\ndef train_step(params: Donate[Params], x: jax.Array, y: jax.Array, lr: Static[float])" \
         in module.code
     (tmp_path / "train_step_js.py").write_text(module.code)
     before = load(tmp_path / "train_step.py", "migrate_train_step")

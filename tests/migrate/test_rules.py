@@ -38,7 +38,9 @@ def test_before_becomes_after(name: str) -> None:
     code, sites = converted(name)
     assert code == (CASES / f"{name}.after.py").read_text()
     rule = name[:5].upper()
-    assert sites and all(f"{rule} converted" in s for s in sites), sites
+    # JS010 converts the donation options the static rules keep, in the same run
+    assert sites and all(f"{rule} converted" in s or "JS010 converted" in s for s in sites), sites
+    assert any(f"{rule} converted" in s for s in sites), sites
 
 
 @pytest.mark.parametrize("name", NAMES)

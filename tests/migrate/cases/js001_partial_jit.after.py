@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 import jaxstatic as js
-from jaxstatic import Static
+from jaxstatic import Donate, Static
 from typing import Any
 
 TRACES: list[str] = []
@@ -15,10 +15,8 @@ def step(x, n: Static[Any], mode: Static[Any] = "train"):
     return x * n if mode == "train" else x
 
 
-@js.jit(
-    donate_argnums=2,
-)
-def stack(x: jax.Array, depth: Static[int], y: jax.Array) -> jax.Array:
+@js.jit
+def stack(x: jax.Array, depth: Static[int], y: Donate[jax.Array]) -> jax.Array:
     TRACES.append("stack")
     for _ in range(depth):
         x = jnp.tanh(x) + y

@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 import jaxstatic as js
-from jaxstatic import Static
+from jaxstatic import Donate, Static
 
 TRACES: list[str] = []
 
@@ -14,8 +14,8 @@ def power(x, *, k: Static[int] = 2):
     return x**k
 
 
-@js.jit(donate_argnames="y")
-def blend(x: jax.Array, a: Static[float], b: Static[float], y: jax.Array) -> jax.Array:
+@js.jit
+def blend(x: jax.Array, a: Static[float], b: Static[float], y: Donate[jax.Array]) -> jax.Array:
     TRACES.append("blend")
     return a * x + b * y
 

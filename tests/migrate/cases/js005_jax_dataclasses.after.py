@@ -5,7 +5,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 import jaxstatic as js
-from jaxstatic import Static
+from jaxstatic import Donate, Static
 
 TRACES: list[str] = []
 
@@ -25,8 +25,8 @@ def apply(model: Linear, x: jax.Array, n: Static[int]) -> jax.Array:
     return x
 
 
-@js.jit(donate_argnums=1)
-def apply_twice(model: Linear, x: jax.Array, twice: Static[bool] = True) -> jax.Array:
+@js.jit
+def apply_twice(model: Linear, x: Donate[jax.Array], twice: Static[bool] = True) -> jax.Array:
     TRACES.append("apply_twice")
     y = model.activation(x @ model.w)
     return model.activation(y @ model.w) if twice else y

@@ -1,0 +1,119 @@
+"""Rule JS010: ``donate_argnums``/``donate_argnames`` of a ``js.jit`` decorator to ``Donate[...]`` parameters.
+
+It runs after the static rules (JS001-JS004), so ``@partial(jax.jit, static_argnums=1, donate_argnums=0)`` becomes
+``@js.jit`` with ``Static[...]`` and ``Donate[...]`` parameters in one run. Only decorators are converted, where the
+function they decorate is the one ``js.jit`` sees (no decorator below): there the positions of ``donate_argnums``
+are the signature's. What cannot be read from the source (a computed option, a negative position, a position into
+``*args``, a parameter already ``Static``) is left as it was and reported.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+
+from ._migrate_common import Left, Rule, code, js_attr, literal_ints, literal_strs, without
+
+OPTIONS = frozenset({"donate_argnums", "donate_argnames"})
+JS_JIT = ("jaxstatic.jit",)
+PARTIAL = ("functools.partial",)
+DONATE_NAMES = frozenset({"jaxstatic.Donate", "jaxstatic._donate.Donate"})
+
+
+class DonateDecorator(Rule):
+    CODE = "JS010"
+    TRIGGERS = ("donate_arg",)
+    DESCRIPTION = "@js.jit(donate_argnums/donate_argnames=...) -> @js.jit and Donate[...] parameters"
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        decorators = list(original_node.decorators)
+        for i, decorator in enumerate(decorators):
+            call = decorator.decorator
+            if not isinstance(call, cst.Call):
+                continue
+            through_partial = bool(call.args) and self.is_one_of(call.func, PARTIAL) and self.is_one_of(
+                call.args[0].value, JS_JIT)
+            if not through_partial and not self.is_one_of(call.func, JS_JIT):
+                continue
+            options = call.args[1:] if through_partial else call.args
+            donated = [a for a in options if a.keyword is not None and a.keyword.value in OPTIONS]
+            if not donated:
+                continue
+            try:
+                if i != len(decorators) - 1:
+                    raise Left(f"@{code(decorators[-1].decorator)} below it changes the function jit sees")
+                if any(a.keyword is None for a in options):
+                    raise Left("an option given by position or through *; give options by name")
+                names = self._names(donated, original_node)
+            except Left as why:
+                self.left(decorator, str(why))
+                continue
+            rest = without(options, donated)
+            if through_partial and not rest:
+                self.drop_imports_of(call.func)
+            new = updated_node.decorators[i].with_changes(
+                decorator=call.with_changes(func=js_attr("jit"), args=rest) if rest else js_attr("jit"))
+            self.converted(decorator, f"{original_node.name.value}(): {', '.join(sorted(names))} now Donate")
+            changed = [*updated_node.decorators[:i], new, *updated_node.decorators[i + 1:]]
+            return self._annotate(updated_node, names).with_changes(decorators=changed)
+        return updated_node
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if node.args and node.args[0].keyword is None and self.is_one_of(node.func, JS_JIT) and any(
+                a.keyword is not None and a.keyword.value in OPTIONS for a in node.args):
+            self.left(node, f"js.jit({code(node.args[0].value)}, donate_...) is a call, not a decorator: the option "
+                            "keeps working; to declare it, annotate the parameters Donate[...] where they are defined")
+
+    def _names(self, donated: list[cst.Arg], fn: cst.FunctionDef) -> set[str]:
+        params = fn.params
+        positional = [*params.posonly_params, *params.params]
+        by_name = {p.name.value: p for p in [*positional, *params.kwonly_params]}
+        names: set[str] = set()
+        for arg in donated:
+            option = arg.keyword.value if arg.keyword else ""
+            if option == "donate_argnums":
+                numbers = literal_ints(arg.value)
+                if numbers is None:
+                    raise Left(f"{option}={code(arg.value)} is computed at run time; annotate the parameters by hand")
+                for i in numbers:
+                    if not 0 <= i < len(positional):
+                        raise Left(f"{option} holds {i}, which is not a position of a named parameter of "
+                                   f"{fn.name.value}()")
+                    names.add(positional[i].name.value)
+            else:
+                strings = literal_strs(arg.value)
+                if strings is None:
+                    raise Left(f"{option}={code(arg.value)} is computed at run time; annotate the parameters by hand")
+                for s in strings:
+                    if s not in by_name:
+                        raise Left(f"{option} names {s!r}, which is not a named parameter of {fn.name.value}()")
+                    names.add(s)
+        static = [n for n in sorted(names) if self.is_static(by_name[n].annotation)]
+        if static:
+            raise Left(f"{fn.name.value}() annotates {static[0]!r} Static, which has no buffer to donate")
+        return names
+
+    def _annotate(self, fn: cst.FunctionDef, names: set[str]) -> cst.FunctionDef:
+        def one(p: cst.Param) -> cst.Param:
+            if p.name.value not in names or self._is_donate(p.annotation):
+                return p
+            inner = p.annotation.annotation if p.annotation else None
+            if inner is None:
+                AddImportsVisitor.add_needed_import(self.context, "typing", "Any")
+                inner = cst.Name("Any")
+            AddImportsVisitor.add_needed_import(self.context, "jaxstatic", "Donate")
+            donate = cst.Annotation(cst.Subscript(cst.Name("Donate"), [cst.SubscriptElement(cst.Index(inner))]))
+            equal = cst.AssignEqual() if p.annotation is None and p.default is not None else p.equal
+            return p.with_changes(annotation=donate, equal=equal)
+
+        params = fn.params
+        return fn.with_changes(params=params.with_changes(
+            posonly_params=[one(p) for p in params.posonly_params], params=[one(p) for p in params.params],
+            kwonly_params=[one(p) for p in params.kwonly_params]))
+
+    def _is_donate(self, annotation: cst.Annotation | None) -> bool:
+        value = annotation.annotation if annotation else None
+        return isinstance(value, cst.Subscript) and self.is_one_of(value.value, DONATE_NAMES)
+
+
+RULES: tuple[type[Rule], ...] = (DonateDecorator,)
