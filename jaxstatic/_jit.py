@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, TypeVar, overload
 
 import jax
@@ -167,13 +167,24 @@ class JitMethod(BoundMethod[_P, _R]):
         return self.func.eval_shape(*self.args, *args, **kwargs)  # type: ignore[attr-defined]
 
 
+# The options are typed one by one, so that a misspelt one (``max_trace=3``) is reported by every checker: jaxstatic's
+# own and every keyword of ``jax.jit`` (``abstracted_axes``: JAX before 0.7), with ``jax.jit``'s types (``device``, a
+# ``jax.Device``, as Any: pyright cannot resolve jaxlib's class). The
+# implementation takes ``**jax_options`` and checks the names against the installed JAX when it is called.
 @overload
 def jit(fn: Callable[_P, _R], /, *, max_traces: int | None = None, cache_size: int = ...,
-        **jax_options: Any) -> JitFunction[_P, _R]: ...
+        in_shardings: Any = ..., out_shardings: Any = ..., static_argnums: int | Sequence[int] | None = ...,
+        static_argnames: str | Iterable[str] | None = ..., donate_argnums: int | Sequence[int] | None = ...,
+        donate_argnames: str | Iterable[str] | None = ..., keep_unused: bool = ..., device: Any | None = ...,
+        backend: str | None = ..., inline: bool = ..., compiler_options: dict[str, Any] | None = ...,
+        abstracted_axes: Any | None = ...) -> JitFunction[_P, _R]: ...
 @overload
-def jit(
-    fn: None = None, /, *, max_traces: int | None = None, cache_size: int = ..., **jax_options: Any
-) -> Callable[[Callable[_P, _R]], JitFunction[_P, _R]]: ...
+def jit(fn: None = None, /, *, max_traces: int | None = None, cache_size: int = ...,
+        in_shardings: Any = ..., out_shardings: Any = ..., static_argnums: int | Sequence[int] | None = ...,
+        static_argnames: str | Iterable[str] | None = ..., donate_argnums: int | Sequence[int] | None = ...,
+        donate_argnames: str | Iterable[str] | None = ..., keep_unused: bool = ..., device: Any | None = ...,
+        backend: str | None = ..., inline: bool = ..., compiler_options: dict[str, Any] | None = ...,
+        abstracted_axes: Any | None = ...) -> Callable[[Callable[_P, _R]], JitFunction[_P, _R]]: ...
 def jit(fn: Callable[_P, _R] | None = None, /, *, max_traces: int | None = None,
         cache_size: int = _options.JAX_JIT_CACHE_SIZE, **jax_options: Any) -> Any:
     """Compile ``fn`` with JAX; parameters annotated ``Static[...]`` are static.

@@ -81,8 +81,7 @@ lowered_text: str = lowered.as_text()
 compiled = lowered.compile()
 a = compiled(x + 1.0, 2)
 compiled_text: str | None = compiled.as_text()
-lowered_cost = lowered.cost_analysis()
-compiled_cost = compiled.cost_analysis()
+lowered_text = lowered.as_text(debug_info=True)
 
 
 def cubed(x: Array, n: js.Static[int] = 3) -> Array:
@@ -94,7 +93,8 @@ a = js.jit(cubed, static_argnames="n", cache_size=4)(x)
 
 # --- mistakes ---------------------------------------------------------------------------------------------------
 
-bad_g: SGDConfig = optlib.sgd_grad(cfg, params, x)  # mistake: plugin
+bad_g: SGDConfig = js.grad(optlib.sgd_loss)(cfg, params, x)  # mistake: plugin
+wrong_g: SGDConfig = optlib.sgd_grad(cfg, params, x)  # mistake
 optlib.sgd_grad(params, cfg, x)  # mistake
 optlib.sgd_grad(cfg, params)  # mistake
 optlib.weighted_grad(w, w, x)  # mistake
