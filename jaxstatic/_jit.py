@@ -140,12 +140,24 @@ class JitFunction(StaticFunction[_P, _R]):
         """The shapes and dtypes of the result for these arguments, without running anything."""
         return self._with_program("eval_shape", args, kwargs)[2]
 
+    # Bound as a function is, under every checker: on an instance, the parameters after ``self``; on the class,
+    # itself, except under ``@classmethod`` (first parameter ``type[C]``: the checkers bind ``cls`` through this
+    # ``__get__``); an object whose type is not the first parameter's gets the function itself, as
+    # ``@staticmethod`` (``obj.f``) and a property returning the function (mypy binds it too) give it at run time.
+    # ``self`` is matched as a Callable: mypy checks a callable's first parameter, but not a ParamSpec prefix of a
+    # generic class's (it would bind ``cls`` of every method).
+    @overload
+    def __get__(  # type: ignore[misc]  # mypy: the erased self type is a callable, a supertype of the class
+        self: Callable[Concatenate[type[_T], _P2], _R2], instance: None, owner: type[_T]
+    ) -> JitMethod[_P2, _R2]: ...
     @overload
     def __get__(self, instance: None, owner: type | None = None) -> Self: ...
     @overload
     def __get__(
-        self: JitFunction[Concatenate[_T, _P2], _R2], instance: _T, owner: type | None = None
+        self: Callable[Concatenate[_T, _P2], _R2], instance: _T, owner: type | None = None
     ) -> JitMethod[_P2, _R2]: ...
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> Self: ...
     def __get__(self, instance: object, owner: type | None = None) -> Any:
         """A method: ``obj.apply`` is a ``JitMethod``, whose calls, ``lower``, ``trace`` and ``eval_shape`` pass
         ``obj`` as the first argument."""
