@@ -40,11 +40,13 @@ retrace_count: int = len(trainer.step.retraces)
 
 mlp = MLP(w, w)
 a: Array = mlp(x)
-a = optlib.apply_twice(mlp, x)
-a = optlib.apply_callable(mlp, x)
-a = optlib.run_layer(mlp, x)
-as_protocol: optlib.ArrayFn = mlp
-as_callable: Callable[[Array], Array] = mlp
+a = optlib.apply_twice(mlp, x)  # ok, rejected by: pyright basedpyright
+a = optlib.apply_callable(mlp, x)  # ok, rejected by: pyright basedpyright
+a = optlib.run_layer(mlp, x)  # ok, rejected by: pyright basedpyright
+as_protocol: optlib.ArrayFn = mlp  # ok, rejected by: pyright basedpyright
+as_callable: Callable[[Array], Array] = mlp  # ok, rejected by: pyright basedpyright
+a = optlib.apply_twice(mlp.__call__, x)  # the bound method: a Protocol's __call__ and a Callable under every checker
+a = optlib.apply_callable(mlp.__call__, x)
 mlp_call: js.JitMethod[[Array], Array] = mlp.__call__
 call_count: int = mlp.__call__.trace_count
 initial: MLP = MLP.init(3)
@@ -54,8 +56,10 @@ a = mlp.forward(x)
 forward_count: int = mlp.forward.trace_count
 a = optlib.apply_callable(MLP.activation, x)
 
-mean: Array = optlib.moments(x)
-mean_var: tuple[Array, Array] = optlib.moments(x, True)
+mean: Array = optlib.moments(x)  # ok, rejected by: ty
+mean_var: tuple[Array, Array] = optlib.moments(x, True)  # ok, rejected by: mypy mypy-plugin pyright basedpyright ty
+mean = optlib.moments_of(x)  # overloads kept under every checker: a plain function over a jitted one
+mean_var = optlib.moments_of(x, True)
 moments_count: int = optlib.moments.trace_count
 
 decayed = optlib.make_decayed(0.9)
@@ -120,12 +124,14 @@ mlp.forward(x, 2)  # mistake
 count = mlp.forward.trace_counts  # mistake
 bad_mean: tuple[Array, Array] = optlib.moments(x)  # mistake
 bad_mean_var: Array = optlib.moments(x, True)  # mistake
+bad_moments: tuple[Array, Array] = optlib.moments_of(x)  # mistake
+bad_moments_var: Array = optlib.moments_of(x, True)  # mistake
 optlib.moments(x, "yes")  # mistake
 optlib.make_decayed(0.9)(x, "3")  # mistake
 optlib.make_step(cfg)(x, params)  # mistake
 optlib.cube(x, 2)  # mistake
 optlib.power(x, 2.5)  # mistake
-square(x, x)  # mistake
+square(x, x)  # mistake, missed by: mypy pyrefly
 count = square.trace_counts  # mistake
 js.jit(cubed, max_trace=3)  # mistake
 js.jit(cubed, donate_argnames=1)  # mistake

@@ -140,15 +140,29 @@ def run_layer(layer: ArrayFn, x: Array) -> Array:
 # -- overloads, factories and partials ----------------------------------------------------------------------------
 
 
+def _moments_body(x: Array, with_var: Static[bool] = False) -> Array | tuple[Array, Array]:
+    return (jnp.mean(x), jnp.var(x)) if with_var else jnp.mean(x)
+
+
 @overload
 def _moments(x: Array, with_var: Literal[False] = False) -> Array: ...
 @overload
 def _moments(x: Array, with_var: Literal[True]) -> tuple[Array, Array]: ...
 def _moments(x: Array, with_var: Static[bool] = False) -> Array | tuple[Array, Array]:
-    return (jnp.mean(x), jnp.var(x)) if with_var else jnp.mean(x)
+    return _moments_body(x, with_var)
 
 
-moments = js.jit(_moments)
+moments = js.jit(_moments)  # overloads kept by pyrefly; mypy and pyright keep the first, ty their union
+moments_jitted = js.jit(_moments_body)
+
+
+@overload
+def moments_of(x: Array, with_var: Literal[False] = False) -> Array: ...
+@overload
+def moments_of(x: Array, with_var: Literal[True]) -> tuple[Array, Array]: ...
+def moments_of(x: Array, with_var: bool = False) -> Array | tuple[Array, Array]:
+    """The overloads on a plain function over the jitted one: kept under every checker."""
+    return moments_jitted(x, with_var)
 
 
 def make_decayed(rate: float) -> js.JitFunction[[Array, int], Array]:
