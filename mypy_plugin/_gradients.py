@@ -14,7 +14,7 @@ from typing import Final
 
 from mypy.nodes import ARG_STAR, ARG_STAR2
 from mypy.plugin import FunctionContext
-from mypy.types import AnyType, Instance, TupleType, Type, get_proper_type
+from mypy.types import AnyType, Instance, ProperType, TupleType, Type, get_proper_type
 
 from ._calls import as_callable
 from ._markers import marker
@@ -53,7 +53,7 @@ def _default_gradient(ctx: FunctionContext) -> Type | None:
     return None
 
 
-def _placed(transform: str, result: Type, gradient: Type) -> Type | None:
+def _placed(transform: str, result: ProperType, gradient: Type) -> Type | None:
     if transform == GRAD and isinstance(result, AnyType):
         return gradient
     if isinstance(result, TupleType) and len(result.items) == 2:

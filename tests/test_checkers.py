@@ -173,7 +173,7 @@ def false_positives(diagnostics: list[Diagnostic], checker: str) -> list[Diagnos
     """Reports on correct code, but for the documented limits of ``checker``."""
     marked = marks()
     return [d for d in diagnostics if (d.path, d.line) not in marked
-            or not marked[d.path, d.line].mistake and checker not in marked[d.path, d.line].limited]
+            or (not marked[d.path, d.line].mistake and checker not in marked[d.path, d.line].limited)]
 
 
 def caught(diagnostics: list[Diagnostic]) -> set[tuple[str, int]]:
