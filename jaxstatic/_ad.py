@@ -149,18 +149,19 @@ class CheckpointFunction(StaticFunction[_P, _R]):
         return jax.checkpoint(body, **self._options)
 
 
-# The gradient with respect to the first parameter (argnums and argnames left out) has that parameter's
-# type (arrays for arrays, the same pytree for a pytree); with has_aux, beside the function's aux. Other choices of
-# parameters give Any. A call without options matches one overload only: with two, mypy types a function with an
-# Any among its parameters (Static[Any]) as Any.
+# The gradient is Any without argnums/argnames as with them: the parameter differentiated by default is the first one
+# neither Static nor NoDiff, and Static[C] is C to a type checker, so the first parameter's type would be a wrong
+# answer for ``loss(cfg: Static[C], params, x)``. The mypy plugin gives the exact type from the marks
+# (jaxstatic_mypy's _gradients). With has_aux, the aux keeps the function's type. A call without options matches one
+# overload only: with two, mypy types a function with an Any among its parameters (Static[Any]) as Any.
 @overload
 def grad(fn: Callable[Concatenate[_A, _P], Any], /, *, argnums: None = None, argnames: None = None,
          has_aux: Literal[False] = False, holomorphic: bool = False,
-         allow_int: bool = False) -> GradFunction[Concatenate[_A, _P], _A]: ...
+         allow_int: bool = False) -> GradFunction[Concatenate[_A, _P], Any]: ...
 @overload
 def grad(fn: Callable[Concatenate[_A, _P], tuple[Any, _X]], /, *, argnums: None = None,
          argnames: None = None, has_aux: Literal[True], holomorphic: bool = False,
-         allow_int: bool = False) -> GradFunction[Concatenate[_A, _P], tuple[_A, _X]]: ...
+         allow_int: bool = False) -> GradFunction[Concatenate[_A, _P], tuple[Any, _X]]: ...
 @overload
 def grad(fn: Callable[_P, Any], /, *, argnums: int | Sequence[int], argnames: None = None, has_aux: bool = False,
          holomorphic: bool = False, allow_int: bool = False) -> GradFunction[_P, Any]: ...
@@ -192,7 +193,7 @@ def grad(fn: Callable[_P, Any] | None = None, /, *, argnums: int | Sequence[int]
 @overload
 def value_and_grad(fn: Callable[Concatenate[_A, _P], _R], /, *, argnums: None = None,
                    argnames: None = None, has_aux: bool = False, holomorphic: bool = False,
-                   allow_int: bool = False) -> ValueAndGradFunction[Concatenate[_A, _P], tuple[_R, _A]]: ...
+                   allow_int: bool = False) -> ValueAndGradFunction[Concatenate[_A, _P], tuple[_R, Any]]: ...
 @overload
 def value_and_grad(fn: Callable[_P, _R], /, *, argnums: int | Sequence[int], argnames: None = None,
                    has_aux: bool = False, holomorphic: bool = False,

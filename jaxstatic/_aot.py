@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from typing_extensions import ParamSpec
 
@@ -12,6 +12,9 @@ from . import _explain
 from ._codegen import static_keys
 from ._errors import StaticMismatchError
 from ._plan import Plan
+
+if TYPE_CHECKING:
+    from jax.tree_util import PyTreeDef
 
 _P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
 _R_co = TypeVar("_R_co", covariant=True)
@@ -99,8 +102,23 @@ class Lowered(Generic[_P, _R_co]):
         """JAX's ``compile`` (its options pass through), returning a ``Compiled`` called like the function."""
         return Compiled(self._compilation, self._lowered.compile(*args, **kwargs), self._bound)
 
-    def __getattr__(self, name: str) -> Any:  # as_text, cost_analysis, ...: JAX's own
-        return getattr(self._lowered, name)
+    if TYPE_CHECKING:  # JAX's own attributes, typed as JAX types them, so that a misspelt one is reported
+        @property
+        def in_avals(self) -> Any: ...
+        @property
+        def out_info(self) -> Any: ...
+        @property
+        def in_tree(self) -> PyTreeDef: ...
+        @property
+        def out_tree(self) -> PyTreeDef: ...
+        @property
+        def donate_argnums(self) -> tuple[int, ...]: ...
+        def compiler_ir(self, dialect: str | None = None) -> Any | None: ...
+        def cost_analysis(self) -> Any | None: ...
+    else:  # the rest is JAX's: in_avals, out_info, compiler_ir, cost_analysis, ... (of the program's arguments, the
+        # static ones left out)
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._lowered, name)
 
     @property
     def args_info(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -108,9 +126,11 @@ class Lowered(Generic[_P, _R_co]):
         ``jax.jit``'s: the positional arguments in a tuple, those given by keyword in a dict; static ones left out."""
         return call_layout(self._compilation.plan, self._lowered.args_info)
 
-    def as_text(self, *args: Any, **kwargs: Any) -> str:
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         """JAX's ``as_text``: the lowered program's text (StableHLO by default)."""
-        return str(self._lowered.as_text(*args, **kwargs))
+        # debug_info passed only when asked for: JAX before 0.5 has no such parameter
+        text = self._lowered.as_text(dialect, debug_info=True) if debug_info else self._lowered.as_text(dialect)
+        return str(text)
 
 
 class Compiled(Generic[_P, _R_co]):
@@ -130,8 +150,33 @@ class Compiled(Generic[_P, _R_co]):
         pos, kw = plan.dynamic_values(args, kwargs)
         return self._compiled(*pos, **kw)  # type: ignore[no-any-return]
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._compiled, name)
+    if TYPE_CHECKING:  # JAX's own attributes, typed as JAX types them, so that a misspelt one is reported
+        @property
+        def in_avals(self) -> Any: ...
+        @property
+        def out_info(self) -> Any: ...
+        @property
+        def args_info(self) -> Any: ...
+        @property
+        def in_tree(self) -> PyTreeDef: ...
+        @property
+        def out_tree(self) -> PyTreeDef: ...
+        @property
+        def donate_argnums(self) -> tuple[int, ...]: ...
+        @property
+        def input_shardings(self) -> Any: ...
+        @property
+        def output_shardings(self) -> Any: ...
+        @property
+        def input_formats(self) -> Any: ...
+        @property
+        def output_formats(self) -> Any: ...
+        def cost_analysis(self) -> Any | None: ...
+        def memory_analysis(self) -> Any | None: ...
+        def runtime_executable(self) -> Any | None: ...
+    else:  # the rest is JAX's (of the program's arguments, the static ones left out)
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._compiled, name)
 
     def as_text(self) -> str | None:
         """JAX's ``as_text``: the compiled program's text, where the backend gives one."""

@@ -507,12 +507,24 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
             _traceback.hide(err)  # the frame a user calls drops jaxstatic's own from the traceback
             raise
 
+    # Bound as a function is, under every checker: on an instance, the parameters after ``self``; on the class,
+    # itself, except under ``@classmethod`` (first parameter ``type[C]``: the checkers bind ``cls`` through this
+    # ``__get__``); an object whose type is not the first parameter's gets the function itself, as
+    # ``@staticmethod`` (``obj.f``) and a property returning the function (mypy binds it too) give it at run time.
+    # ``self`` is matched as a Callable: mypy checks a callable's first parameter, but not a ParamSpec prefix of a
+    # generic class's (it would bind ``cls`` of every method).
+    @overload
+    def __get__(  # type: ignore[misc]  # mypy: the erased self type is a callable, a supertype of the class
+        self: Callable[Concatenate[type[_T], _P2], _R2], instance: None, owner: type[_T]
+    ) -> BoundMethod[_P2, _R2]: ...
     @overload
     def __get__(self, instance: None, owner: type | None = None) -> Self: ...
     @overload
     def __get__(
-        self: StaticFunction[Concatenate[_T, _P2], _R2], instance: _T, owner: type | None = None
+        self: Callable[Concatenate[_T, _P2], _R2], instance: _T, owner: type | None = None
     ) -> BoundMethod[_P2, _R2]: ...
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> Self: ...
     def __get__(self, instance: object, owner: type | None = None) -> Any:
         """A method: bound like a function, so ``obj.apply(x)`` passes ``obj`` as the first argument, and so do
         ``obj.apply.lower(x)``, ``.trace`` and ``.eval_shape``."""

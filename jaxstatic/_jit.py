@@ -13,7 +13,7 @@ import inspect
 import re
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, TypeVar, overload
 
 import jax
@@ -199,12 +199,24 @@ class JitFunction(StaticFunction[_P, _R]):
         """The shapes and dtypes of the result for these arguments, without running anything."""
         return self._with_program("eval_shape", args, kwargs)[2]
 
+    # Bound as a function is, under every checker: on an instance, the parameters after ``self``; on the class,
+    # itself, except under ``@classmethod`` (first parameter ``type[C]``: the checkers bind ``cls`` through this
+    # ``__get__``); an object whose type is not the first parameter's gets the function itself, as
+    # ``@staticmethod`` (``obj.f``) and a property returning the function (mypy binds it too) give it at run time.
+    # ``self`` is matched as a Callable: mypy checks a callable's first parameter, but not a ParamSpec prefix of a
+    # generic class's (it would bind ``cls`` of every method).
+    @overload
+    def __get__(  # type: ignore[misc]  # mypy: the erased self type is a callable, a supertype of the class
+        self: Callable[Concatenate[type[_T], _P2], _R2], instance: None, owner: type[_T]
+    ) -> JitMethod[_P2, _R2]: ...
     @overload
     def __get__(self, instance: None, owner: type | None = None) -> Self: ...
     @overload
     def __get__(
-        self: JitFunction[Concatenate[_T, _P2], _R2], instance: _T, owner: type | None = None
+        self: Callable[Concatenate[_T, _P2], _R2], instance: _T, owner: type | None = None
     ) -> JitMethod[_P2, _R2]: ...
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> Self: ...
     def __get__(self, instance: object, owner: type | None = None) -> Any:
         """A method: ``obj.apply`` is a ``JitMethod``, whose calls, ``lower``, ``trace`` and ``eval_shape`` pass
         ``obj`` as the first argument."""
@@ -226,13 +238,26 @@ class JitMethod(BoundMethod[_P, _R]):
         return self.func.eval_shape(*self.args, *args, **kwargs)  # type: ignore[attr-defined]
 
 
+# The options are typed one by one, so that a misspelt one (``max_trace=3``) is reported by every checker: jaxstatic's
+# own and every keyword of ``jax.jit`` (``abstracted_axes``: JAX before 0.7), with ``jax.jit``'s types (``device``, a
+# ``jax.Device``, as Any: pyright cannot resolve jaxlib's class). The
+# implementation takes ``**jax_options`` and checks the names against the installed JAX when it is called.
 @overload
 def jit(fn: Callable[_P, _R], /, *, max_traces: int | None = None, cache_size: int = ...,
-        **jax_options: Any) -> JitFunction[_P, _R]: ...
+        strict_donation: bool = ...,
+        in_shardings: Any = ..., out_shardings: Any = ..., static_argnums: int | Sequence[int] | None = ...,
+        static_argnames: str | Iterable[str] | None = ..., donate_argnums: int | Sequence[int] | None = ...,
+        donate_argnames: str | Iterable[str] | None = ..., keep_unused: bool = ..., device: Any | None = ...,
+        backend: str | None = ..., inline: bool = ..., compiler_options: dict[str, Any] | None = ...,
+        abstracted_axes: Any | None = ...) -> JitFunction[_P, _R]: ...
 @overload
-def jit(
-    fn: None = None, /, *, max_traces: int | None = None, cache_size: int = ..., **jax_options: Any
-) -> Callable[[Callable[_P, _R]], JitFunction[_P, _R]]: ...
+def jit(fn: None = None, /, *, max_traces: int | None = None, cache_size: int = ...,
+        strict_donation: bool = ...,
+        in_shardings: Any = ..., out_shardings: Any = ..., static_argnums: int | Sequence[int] | None = ...,
+        static_argnames: str | Iterable[str] | None = ..., donate_argnums: int | Sequence[int] | None = ...,
+        donate_argnames: str | Iterable[str] | None = ..., keep_unused: bool = ..., device: Any | None = ...,
+        backend: str | None = ..., inline: bool = ..., compiler_options: dict[str, Any] | None = ...,
+        abstracted_axes: Any | None = ...) -> Callable[[Callable[_P, _R]], JitFunction[_P, _R]]: ...
 def jit(fn: Callable[_P, _R] | None = None, /, *, max_traces: int | None = None,
         cache_size: int = _options.JAX_JIT_CACHE_SIZE, **jax_options: Any) -> Any:
     """Compile ``fn`` with JAX; parameters annotated ``Static[...]`` are static.
@@ -246,6 +271,7 @@ def jit(fn: Callable[_P, _R] | None = None, /, *, max_traces: int | None = None,
 
     ``max_traces`` (``None`` or an int >= 0) raises ``RetraceError`` instead of tracing past that many times;
     ``cache_size`` bounds the programs kept (least recently used evicted; default 8192, ``jax.jit``'s own bound).
+    ``strict_donation=True`` makes a donation XLA cannot use an ``UnusableDonationError`` instead of JAX's warning.
 
     The returned ``JitFunction`` is called like ``fn`` and offers ``trace_count``, ``retraces``, ``cache_info()``,
     ``clear_cache()``, ``lower(...)``, ``trace(...)`` and ``eval_shape(...)``.

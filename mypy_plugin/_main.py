@@ -23,7 +23,7 @@ from mypy.plugin import (
 from mypy.plugins import dataclasses as dataclasses_plugin
 from mypy.types import CallableType, FunctionLike, Type
 
-from . import _argnames, _calls, _decorators, _donated, _plain_jit, _spellings
+from . import _argnames, _calls, _decorators, _donated, _gradients, _plain_jit, _spellings
 from ._chain import NextHooks, next_hook, overridden_after
 from ._definitions import AnnotatedHook, StaticAnnotationHook, UnresolvedNote
 from ._descriptors import name_bound, staticmethod_get
@@ -324,6 +324,8 @@ class JaxstaticPlugin(Plugin):
             if named is not None:
                 return named
         returned = self._next_function_result(fullname, ctx)
+        if transform in _gradients.GRADIENTS:
+            returned = _gradients.typed(ctx, transform, returned)
         options = _argnames.options_call(ctx, {transform})
         return _argnames.mark_static(ctx, options, returned) or returned
 

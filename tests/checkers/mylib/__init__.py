@@ -31,8 +31,12 @@ def loss(w: jax.Array, x: jax.Array, n: Static[int]) -> jax.Array:
     return jnp.sum((w * x) ** n)
 
 
-grad_loss = js.grad(loss)
-value_and_grad_loss = js.value_and_grad(loss)
+# The gradient's type declared: to a checker without the mypy plugin it is Any (a Static first parameter would not
+# be the one differentiated)
+grad_loss: js.GradFunction[[jax.Array, jax.Array, int], jax.Array] = js.grad(loss)
+value_and_grad_loss: js.ValueAndGradFunction[[jax.Array, jax.Array, int], tuple[jax.Array, jax.Array]] = (
+    js.value_and_grad(loss)
+)
 
 
 @js.jit
@@ -41,7 +45,10 @@ def train_step(params: dict[str, jax.Array], x: jax.Array, lr: Static[float]) ->
         y = params["w"] * x
         return jnp.sum(y**2), y
 
-    grads, _ = js.grad(objective, has_aux=True)(params, x)
+    objective_grad: js.GradFunction[[dict[str, jax.Array], jax.Array], tuple[dict[str, jax.Array], jax.Array]] = (
+        js.grad(objective, has_aux=True)
+    )
+    grads, _ = objective_grad(params, x)
     return {k: params[k] - lr * grads[k] for k in params}
 
 

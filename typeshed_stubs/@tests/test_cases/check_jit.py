@@ -93,6 +93,31 @@ model.apply(x, x)  # type: ignore
 model.power(x, "2")  # type: ignore
 
 
+# @staticmethod over jax.jit: the function itself (through the class; through an instance, see stubs.md). An
+# object whose `__call__` is jitted is called as the method is; its bound `__call__` is a Callable (the object itself
+# too, but for pyright: see stubs.md).
+class Layer:
+    def __init__(self, w: jax.Array) -> None:
+        self.w = w
+
+    @jax.jit
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return self.w * x
+
+    @staticmethod
+    @jax.jit
+    def act(x: jax.Array) -> jax.Array:
+        return jnp.tanh(x)
+
+
+layer = Layer(x)
+assert_type(Layer.act(x), jax.Array)
+assert_type(layer(x), jax.Array)
+layer_call: Callable[[jax.Array], jax.Array] = layer.__call__
+Layer.act(x, x)  # type: ignore
+layer("x")  # type: ignore
+
+
 # A signature-preserving decorator stacked on a jitted function keeps the parameters too.
 def logged(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     return fn
