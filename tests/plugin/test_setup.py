@@ -53,14 +53,14 @@ def _clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def readme_pip_arguments(section: str) -> list[str]:
-    """The arguments of the first ``pip install`` in the first bash block of the README's ``section`` ("" for the
-    top), with the clone the user's line names (``./jaxstatic``) replaced by this repository."""
-    readme = (_REPO / "README.md").read_text()
-    text = readme.split(f"\n## {section}\n", 1)[1] if section else readme
-    first_block = text.split("```bash\n", 1)[1].split("```", 1)[0]
-    found = re.search(r"pip install (.+?)(?: &&| +#|$)", first_block, re.MULTILINE)
-    assert found is not None, f"the README's first command under {section or 'the title'} must install with pip"
+def readme_pip_arguments(which: str) -> list[str]:
+    """The arguments of the first ``pip install`` of a README command: "development" is the README's opening set-up
+    command, "user" the install into a user's own project (the block naming the clone, ``./jaxstatic``, which is
+    replaced by this repository)."""
+    blocks = [block.split("```", 1)[0] for block in (_REPO / "README.md").read_text().split("```bash\n")[1:]]
+    block = blocks[0] if which == "development" else next(b for b in blocks if "./jaxstatic" in b)
+    found = re.search(r"pip install (.+?)(?: &&| +#|$)", block, re.MULTILINE)
+    assert found is not None, f"the README's {which} command must install with pip"
     return [arg.replace("./jaxstatic", str(_REPO)) for arg in shlex.split(found.group(1))]
 
 
@@ -81,10 +81,10 @@ def _mypy(python: Path, project: Path, *args: str) -> list[str]:
     return done.stdout.splitlines()
 
 
-@pytest.mark.parametrize("section", ["", "Development"], ids=["user", "development"])
-def test_readme_install_is_visible_to_mypy_and_pyright(tmp_path: Path, section: str) -> None:
+@pytest.mark.parametrize("which", ["user", "development"])
+def test_readme_install_is_visible_to_mypy_and_pyright(tmp_path: Path, which: str) -> None:
     python = _fresh_venv(tmp_path)
-    install = [str(python), "-m", "pip", "install", "-q", "--no-deps", *readme_pip_arguments(section)]
+    install = [str(python), "-m", "pip", "install", "-q", "--no-deps", *readme_pip_arguments(which)]
     done = subprocess.run(install, cwd=_REPO, env=_clean_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     project = tmp_path / "project"
