@@ -46,8 +46,8 @@ from . import _deps, _messages
 from ._chain import report
 from ._errorcodes import UNHASHABLE
 from ._fullnames import BOUND_METHOD, DATACLASS_REPLACE, FUNCTOOLS_PARTIAL, PARTIAL_ATTR
-from ._hashability import converted_field, is_pytree_dataclass
 from ._markers import has_static as _has_static, is_static
+from ._records import converted_field, is_pytree_dataclass
 from ._values import checked_type, expression_type, judge_value
 
 __all__ = [
