@@ -114,6 +114,8 @@ def _judge(typ: Type, freeze: bool, depth: int, seen: frozenset[str], deps: set[
     if isinstance(p, Instance):
         return _judge_instance(p, freeze, depth, seen, deps)
     if isinstance(p, TupleType):
+        if _own_tuple_hash(p.partial_fallback.type, deps):
+            return None  # a named tuple defining ``__hash__``: its own, not its items'
         return _first(p.items, freeze, depth, seen, deps)
     if isinstance(p, TypedDictType):
         if not freeze:
@@ -128,6 +130,13 @@ def _judge(typ: Type, freeze: bool, depth: int, seen: frozenset[str], deps: set[
         return _judge(p.upper_bound, freeze, depth + 1, seen, deps)
     # Any, None, literals, callables, type objects, Never: hashable, or nothing to tell.
     return None
+
+
+def _own_tuple_hash(info: TypeInfo, deps: set[str]) -> bool:
+    if info.fullname in HASH_BY_ITEMS:
+        return False
+    mode, where = hash_mode(info, deps)
+    return mode == TRUSTED and where is not None and where.fullname not in HASH_BY_ITEMS
 
 
 def _first(

@@ -40,6 +40,21 @@ def _hash_none(name: str) -> str:
     return f'"{name}" sets __hash__ to None'
 
 
+def _eq_only(name: str) -> str:
+    return f'"{name}" defines __eq__ without __hash__, so __hash__ is None'
+
+
+PYTHON: tuple[int, int] = (3, 11)
+"""The Python the cases are checked for (mypy's ``python_version``), whatever runs them: the generated file is the
+same everywhere, and the rows whose ``hashable`` column depends on the Python take its value there."""
+
+HASHABLE_ON_PYTHON: dict[str, bool] = {"slice": False}
+"""The ``hashable`` column on ``PYTHON`` where the table's depends on the running Python."""
+
+_ATTRS_FROZEN_LIST = f'field "layers" of "AttrsFrozenList": {_LIST}'
+_ATTRS_MUTABLE = '"AttrsMutable" is an attrs class with eq=True, frozen=False'
+
+
 STATIC_REASONS: dict[str, str | None] = {
     "numpy_array": _NDARRAY,
     "jax_array": _ARRAY,
@@ -63,6 +78,11 @@ STATIC_REASONS: dict[str, str | None] = {
     "mapping_proxy": _hash_none("MappingProxyType"),
     "generic_holder_of_list": _BOX_LIST,
     "nested_generic_holder_with_array": _BOX_BOX_ARRAY,
+    "attrs_frozen_with_list": _ATTRS_FROZEN_LIST,
+    "attrs_define": _ATTRS_MUTABLE,
+    "eq_without_hash": _eq_only("Vec"),
+    "eq_without_hash_inherited": _eq_only("Vec"),
+    "str_subclass_eq_without_hash": _eq_only("Caseless"),
 }
 """Why the plugin rejects each non-static case passed as a variable of its declared type (``None``: it stays silent,
 and why is said above)."""
@@ -98,9 +118,8 @@ HASHABLE_REASONS: dict[str, str | None] = {
     "frozen_dataclass_with_list": f'field "layers" of "FrozenWithList": {_LIST}',
     "dict_with_mutable_dataclass": _DICT,
     "nested_array": _DICT,
-    # Hashable from Python 3.12 only; code checked for one version often runs on the next, so the plugin stays
-    # silent on every version (and this generated file is the same on every version).
-    "slice": None,
+    # Hashable from Python 3.12 only: judged by mypy's python_version (PYTHON here).
+    "slice": '"slice" is not hashable before Python 3.12',
     "typed_dict_call": '"MaskCfg" is a dict',
     "typed_dict_with_array": '"AnyCfg" is a dict',
     "ordered_dict": _hash_none("OrderedDict"),
@@ -120,6 +139,11 @@ HASHABLE_REASONS: dict[str, str | None] = {
     # A named tuple whose field is declared Any: hash() of the value fails, the declared type cannot tell.
     "namedtuple_call_with_list": None,
     "namedtuple_call_with_array": None,
+    "attrs_frozen_with_list": _ATTRS_FROZEN_LIST,
+    "attrs_define": _ATTRS_MUTABLE,
+    "eq_without_hash": _eq_only("Vec"),
+    "eq_without_hash_inherited": _eq_only("Vec"),
+    "str_subclass_eq_without_hash": _eq_only("Caseless"),
 }
 """Why the plugin rejects each non-hashable declared type for plain ``jax.jit`` (``None``: it stays silent), and
 each such value passed where plain ``jax.jit`` makes an ``Any`` parameter static (as a variable of the declared
@@ -216,11 +240,12 @@ _Dumper.add_representer(str, _str)
 
 
 def render() -> str:
-    rows = [_row(c.id, c.value, c.type, c.static, c.hashable) for c in CASES]
+    rows = [_row(c.id, c.value, c.type, c.static, HASHABLE_ON_PYTHON.get(c.id, c.hashable)) for c in CASES]
     case = {
         "case": "static_rule",
         "parametrized": rows,
         "main": _MAIN.format(prelude=PRELUDE.rstrip("\n")),
+        "mypy_config": f"python_version = {PYTHON[0]}.{PYTHON[1]}",
     }
     header = textwrap.dedent(
         """\
