@@ -114,7 +114,7 @@ def _judge(typ: Type, freeze: bool, depth: int, seen: frozenset[str], deps: set[
     if isinstance(p, Instance):
         return _judge_instance(p, freeze, depth, seen, deps)
     if isinstance(p, TupleType):
-        if _own_tuple_hash(p.partial_fallback.type, deps):
+        if own_tuple_hash(p.partial_fallback.type, deps):
             return None  # a named tuple defining ``__hash__``: its own, not its items'
         return _first(p.items, freeze, depth, seen, deps)
     if isinstance(p, TypedDictType):
@@ -132,7 +132,8 @@ def _judge(typ: Type, freeze: bool, depth: int, seen: frozenset[str], deps: set[
     return None
 
 
-def _own_tuple_hash(info: TypeInfo, deps: set[str]) -> bool:
+def own_tuple_hash(info: TypeInfo, deps: set[str]) -> bool:
+    """A tuple subclass (a named tuple) that hashes its own way, not by its items."""
     if info.fullname in HASH_BY_ITEMS:
         return False
     mode, where = hash_mode(info, deps)

@@ -246,7 +246,7 @@ class JaxstaticPlugin(Plugin):
         returned = nxt(ctx) if nxt is not None else ctx.default_return_type
         if not ctx.arg_types or not ctx.arg_types[0]:
             return returned
-        options = _argnames.options_of(ctx.context, through_partial=_JIT_APPLIED_BY_METHOD[fullname])
+        options = _argnames.options_of(ctx.context, through_partial=_JIT_APPLIED_BY_METHOD[fullname], api=ctx.api)
         if isinstance(ctx.context, CallExpr):
             _argnames.check_jax_applied(ctx.api, ctx, options)
         elif isinstance(ctx.context, Decorator) and not _JIT_APPLIED_BY_METHOD[fullname]:
