@@ -113,6 +113,14 @@ class Pair(NamedTuple):
     b: Any
 
 
+Legacy = collections.namedtuple("Legacy", ["a", "b"])
+
+
+class ArrayMasks(TypedDict):
+    lr: float
+    masks: list[jax.Array]
+
+
 @attrs.frozen
 class AttrsCfg:
     lr: float
@@ -246,6 +254,9 @@ CASES: tuple[Case, ...] = (
     Case("list_subclass", "Widths([64, 64])", "Widths", True, False),
     Case("tuple_subclass", "Sizes((1, 2))", "Sizes", True, True),
     Case("namedtuple_call_with_list", "Pair(1, [2])", "Pair", True, False),
+    Case("collections_namedtuple_with_list", "Legacy(1, [2])", "Legacy", True, False),
+    # no array in it: an empty list of arrays is static (a variable of the type may hold some)
+    Case("typed_dict_empty_array_list", "ArrayMasks(lr=0.1, masks=[])", "ArrayMasks", True, False),
     # attrs classes hash as attrs generates: from the fields when eq and frozen, by identity when eq=False
     Case("attrs_frozen", "AttrsCfg(0.1)", "AttrsCfg", True, True),
     Case("attrs_eq_false", "AttrsHandle([1])", "AttrsHandle", True, True),

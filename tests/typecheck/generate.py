@@ -97,6 +97,20 @@ LITERAL_REASONS: dict[str, str] = {
 (and the values a container's constructor stores) are judged on their own, so ``Any`` in the declared type hides
 nothing there."""
 
+DECLARED_REASONS: dict[str, str] = {
+    "typed_dict_empty_array_list": _ARRAY,
+}
+"""Static values whose declared type the plugin rejects as a variable: the type says the list may hold arrays; the
+literal shows it holds none."""
+
+PLAIN_LITERAL_REASONS: dict[str, str] = {
+    "namedtuple_call_with_list": _LIST,
+    "namedtuple_call_with_array": _ARRAY,
+    "collections_namedtuple_with_list": _LIST,
+}
+"""Where plain ``jax.jit`` rejects the value written as a literal though its declared type cannot tell: a named
+tuple's constructor stores the values given, and its hash is theirs."""
+
 HASHABLE_REASONS: dict[str, str | None] = {
     "dict_tuple_keys": _DICT,
     "typed_dict": '"Movie" is a dict',
@@ -136,9 +150,12 @@ HASHABLE_REASONS: dict[str, str | None] = {
     "mapping_proxy": _hash_none("MappingProxyType"),
     "generic_holder_of_list": _BOX_LIST,
     "nested_generic_holder_with_array": _BOX_BOX_ARRAY,
-    # A named tuple whose field is declared Any: hash() of the value fails, the declared type cannot tell.
+    # A named tuple whose field is declared Any: hash() of the value fails, the declared type cannot tell (the
+    # literal can: PLAIN_LITERAL_REASONS).
     "namedtuple_call_with_list": None,
     "namedtuple_call_with_array": None,
+    "collections_namedtuple_with_list": None,
+    "typed_dict_empty_array_list": '"ArrayMasks" is a dict',
     "attrs_frozen_with_list": _ATTRS_FROZEN_LIST,
     "attrs_define": _ATTRS_MUTABLE,
     "eq_without_hash": _eq_only("Vec"),
@@ -190,7 +207,7 @@ takes_static(jnp.zeros(3), {{{{ value }}}}){{% if literal_error %}}  # E: {{{{ l
 jit(takes_static)(jnp.zeros(3), value){{% if jit_error %}}  # E: {{{{ jit_error }}}}{{% endif %}}
 jax.jit(takes_hashable, static_argnames="option"){{% if hashable_error %}}  # E: {{{{ hashable_error }}}}{{% endif %}}
 plain(jnp.zeros(3), value){{% if plain_error %}}  # E: {{{{ plain_error }}}}{{% endif %}}
-plain(jnp.zeros(3), {{{{ value }}}}){{% if plain_error %}}  # E: {{{{ plain_error }}}}{{% endif %}}
+plain(jnp.zeros(3), {{{{ value }}}}){{% if plain_literal_error %}}  # E: {{{{ plain_literal_error }}}}{{% endif %}}
 """
 
 
@@ -212,8 +229,12 @@ def _row(case_id: str, value: str, type_: str, static: bool, hashable: bool) -> 
     static_reason = _expected(STATIC_REASONS, case_id, static, "static")
     hash_reason = _expected(HASHABLE_REASONS, case_id, hashable, "hashable")
 
-    def call(callee: str, reason: str | None = static_reason) -> str:
+    declared = DECLARED_REASONS.get(case_id, static_reason)
+
+    def call(callee: str, reason: str | None = declared) -> str:
         return _CALL.format(callee=callee, reason=reason) if reason else ""
+
+    plain_literal = PLAIN_LITERAL_REASONS.get(case_id, hash_reason)
 
     return {
         "id": case_id,
@@ -224,6 +245,7 @@ def _row(case_id: str, value: str, type_: str, static: bool, hashable: bool) -> 
         "jit_error": call("takes_static"),
         "hashable_error": _JAX.format(reason=hash_reason) if hash_reason else "",
         "plain_error": _PLAIN.format(reason=hash_reason) if hash_reason else "",
+        "plain_literal_error": _PLAIN.format(reason=plain_literal) if plain_literal else "",
     }
 
 
