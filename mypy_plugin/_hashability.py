@@ -175,7 +175,9 @@ def _judge_instance(
     if mode == NONE:
         return _hash_none_reason(info, where)
     if mode == FIELDS:
-        return _judge_fields(t, where, depth, seen | {key}, deps)
+        # ``eqx.Module.__hash__`` hashes every field of the instance; a generated hash, those of its class.
+        by = None if where is not None and where.fullname in HASH_BY_FIELDS else where
+        return _judge_fields(t, by, depth, seen | {key}, deps)
     if mode == PYTREE:
         return _judge_pytree(t, depth, seen | {key}, deps)
     if info.tuple_type is not None and (where is None or where.fullname in HASH_BY_ITEMS):

@@ -312,3 +312,70 @@ def namespace() -> dict[str, Any]:
     ns: dict[str, Any] = {}
     exec(PRELUDE, ns)
     return ns
+
+
+CALL_PRELUDE = """\
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+import jaxstatic as js
+from jaxstatic import Static
+
+
+def train_step(x: jax.Array, cfg: Static[Any]) -> jax.Array:
+    return x
+
+
+step = js.jit(train_step)
+
+
+def with_options(x: jax.Array, **options: Static[Any]) -> jax.Array:
+    return x
+
+
+options_step = js.jit(with_options)
+jit_static = functools.partial(jax.jit, donate_argnums=0, static_argnames="mode")
+
+
+@jit_static
+def apply(x: jax.Array, mode: Any) -> jax.Array:
+    return x
+
+
+x = jnp.zeros(2)
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class CallCase:
+    """A call whose shape decides which value a static parameter gets: ``setup`` runs first (after
+    ``CALL_PRELUDE``), then ``call``; ``static``: the runtime accepts it."""
+
+    id: str
+    setup: str
+    call: str
+    static: bool
+
+
+CALL_CASES: tuple[CallCase, ...] = (
+    # splats whose type or spelling says exactly what lands on the static parameter
+    CallCase("kwargs_typed_dict_of_arrays", 'kwargs: dict[str, dict[str, jax.Array]] = {"cfg": {"w": jnp.ones(2)}}',
+             "step(jnp.zeros(2), **kwargs)", False),
+    CallCase("kwargs_literal_with_array", "", 'step(jnp.zeros(2), **{"cfg": {"mask": jnp.ones(2)}})', False),
+    CallCase("args_tuple_with_array", 'args: tuple[jax.Array, dict[str, jax.Array]] = (x, {"w": jnp.ones(2)})',
+             "step(*args)", False),
+    CallCase("kwargs_typed_dict_of_ints", 'kwargs: dict[str, int] = {"cfg": 1}', "step(jnp.zeros(2), **kwargs)", True),
+    CallCase("args_tuple_of_static", "args: tuple[jax.Array, int] = (x, 3)", "step(*args)", True),
+    # values collected by **options: Static[Any]
+    CallCase("options_collect_an_array", "", "options_step(jnp.zeros(2), mask=jnp.ones(2))", False),
+    CallCase("options_literal_splat_with_array", "", 'options_step(jnp.zeros(2), **{"mask": jnp.ones(2)})', False),
+    CallCase("options_collect_static", "", 'options_step(jnp.zeros(2), depth=2, act="relu")', True),
+    # functools.partial(jax.jit, ...) kept in a module variable and used as a decorator
+    CallCase("partial_variable_list", "", 'apply(jnp.zeros(2), mode=["train"])', False),
+    CallCase("partial_variable_str", "", 'apply(jnp.zeros(2), mode="train")', True),
+)
+"""Calls judged by the runtime (tests/runtime/test_freeze.py) and the plugin (``test_call_shapes.yml``)."""
+
