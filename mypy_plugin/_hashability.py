@@ -240,15 +240,22 @@ def hash_mode(info: TypeInfo, deps: set[str]) -> tuple[str, TypeInfo | None]:
         recorded = _recorded(base)
         if recorded is not None and recorded != INHERIT:
             return recorded, base
+        dataclass = base.metadata.get("dataclass")
+        if recorded is None and isinstance(dataclass, dict) and dataclass.get("frozen", False):
+            return FIELDS, base  # a frozen dataclass (by its transform's default too) hashes its fields
         data = base.metadata.get(HASH_NONE_METADATA)
         if isinstance(data, dict):
             # ``__eq__`` without ``__hash__``: Python set ``__hash__`` to None. An abstract class or a protocol may
-            # stand for a subclass that defines one: unsure, silent.
-            return (UNKNOWN if info.is_abstract or info.is_protocol else NONE), base
-        data = base.metadata.get("dataclass")
-        if recorded is None and isinstance(data, dict) and data.get("frozen", False):
-            return FIELDS, base  # a frozen dataclass (by its transform's default too) hashes its fields
+            # stand for a subclass that defines one, and a metaclass may add one (pydantic's frozen models): unsure,
+            # silent.
+            unsure = info.is_abstract or info.is_protocol or (data.get("eq") and _custom_metaclass(base))
+            return (UNKNOWN if unsure else NONE), base
     return UNKNOWN, None
+
+
+def _custom_metaclass(info: TypeInfo) -> bool:
+    meta = info.metaclass_type
+    return meta is not None and meta.type.fullname not in ("builtins.type", "abc.ABCMeta")
 
 
 def _own_hash(info: TypeInfo) -> str | None:

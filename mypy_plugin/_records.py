@@ -19,11 +19,15 @@ from mypy.nodes import (
     MDEF,
     AssignmentStmt,
     CallExpr,
+    ClassDef,
     Decorator,
     Expression,
+    ExpressionStmt,
     FuncDef,
+    MemberExpr,
     NameExpr,
     OverloadedFuncDef,
+    PassStmt,
     Statement,
     SymbolTableNode,
     TypeInfo,
@@ -89,12 +93,14 @@ def record_attrs(ctx: ClassDefContext, maker: str) -> None:
     (``auto_detect``): unsure, silent."""
     info = ctx.cls.info
     given = _options(ctx.reason, {"eq": None, "cmp": None, "frozen": None, "hash": None, "unsafe_hash": None})
+    frozen = given is not None and (
+        bool(given["frozen"]) or (given["frozen"] is None and maker in ATTRS_FROZEN_MAKERS)
+    )
     if given is None or _defines(info, "__eq__") or _defines(info, "__hash__"):
         mode = UNKNOWN
     else:
         hash_ = given["unsafe_hash"] if given["unsafe_hash"] is not None else given["hash"]
         eq = next((given[k] for k in ("eq", "cmp") if given[k] is not None), True)
-        frozen = bool(given["frozen"]) or (given["frozen"] is None and maker in ATTRS_FROZEN_MAKERS)
         if hash_ is not None:
             mode = FIELDS if hash_ else INHERIT
         elif not eq:
@@ -106,7 +112,7 @@ def record_attrs(ctx: ClassDefContext, maker: str) -> None:
             mode = UNKNOWN if _frozen_attrs_base(info) else NONE
     _write(ctx, mode)
     _record_unhashed(ctx, in_hash=("hash", "eq", "cmp"))
-    info.metadata[ATTRS_METADATA] = {"maker": maker}
+    info.metadata[ATTRS_METADATA] = {"maker": maker, "frozen": frozen}
 
 
 def record_hash_none(ctx: ClassDefContext) -> None:
@@ -121,7 +127,10 @@ def record_hash_none(ctx: ClassDefContext) -> None:
     standard library's, jax's and numpy's classes are left as they are declared.
     """
     metadata = ctx.cls.info.metadata
-    found = _hash_none_in(ctx.cls.defs.body, from_eq=not _declared_only(ctx))
+    # A class decorator may add ``__hash__`` (those that do are recorded by their own hooks): only undecorated
+    # classes are judged by ``__eq__``.
+    from_eq = all(_named(d) == "dataclass" for d in ctx.cls.decorators) and not _declared_only(ctx)
+    found = _hash_none_in(ctx.cls.defs.body, from_eq=from_eq)
     if found is not None:
         metadata[HASH_NONE_METADATA] = {found: True}
     elif HASH_NONE_METADATA in metadata:
@@ -130,6 +139,7 @@ def record_hash_none(ctx: ClassDefContext) -> None:
 
 def _hash_none_in(body: list[Statement], from_eq: bool) -> str | None:
     eq = False
+    plain = True  # every statement read: no ``__hash__`` hidden in an ``if`` or a ``try``
     for stmt in body:  # every class mypy analyses, typeshed's among them: the cheap tests first
         if isinstance(stmt, AssignmentStmt):
             rvalue = stmt.rvalue
@@ -139,7 +149,19 @@ def _hash_none_in(body: list[Statement], from_eq: bool) -> str | None:
             if stmt.name == "__hash__":
                 return None
             eq = eq or stmt.name == "__eq__"
-    return "eq" if eq and from_eq else None
+        elif not isinstance(stmt, _PLAIN_STATEMENTS):
+            plain = False
+    return "eq" if eq and from_eq and plain else None
+
+
+_PLAIN_STATEMENTS: Final = (ExpressionStmt, PassStmt, ClassDef)
+
+
+def _named(expr: Expression) -> str | None:
+    """The name a decorator is written with (``dataclass`` in ``@dataclasses.dataclass(eq=False)``): read before
+    mypy has resolved it."""
+    target = expr.callee if isinstance(expr, CallExpr) else expr
+    return target.name if isinstance(target, (NameExpr, MemberExpr)) else None
 
 
 def _declared_only(ctx: ClassDefContext) -> bool:
@@ -201,10 +223,12 @@ def unhashed_fields(info: TypeInfo) -> set[str]:
 
 
 def _frozen_attrs_base(info: TypeInfo) -> bool:
+    """A base is a frozen attrs class (by our record, written in the same pass, or by mypy's attrs plugin)."""
     for base in info.mro[1:]:
-        data = base.metadata.get("attrs")
-        if isinstance(data, dict) and data.get("frozen"):
-            return True
+        for key in (ATTRS_METADATA, "attrs"):
+            data = base.metadata.get(key)
+            if isinstance(data, dict) and data.get("frozen"):
+                return True
     return False
 
 
