@@ -26,7 +26,7 @@ from mypy import api
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # mypy depends on tomli before 3.11
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 PLUGIN = "jaxstatic_mypy"
 
@@ -151,7 +151,8 @@ def _toml(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     with path.open("rb") as f:
-        return tomllib.load(f)
+        loaded: dict[str, Any] = tomllib.load(f)
+    return loaded
 
 
 def _listed(value: object) -> list[str]:

@@ -57,6 +57,6 @@ def test_attrs_makers_are_those_mypy_knows() -> None:
 
     known = (mypy_attrs.attr_class_makers | mypy_attrs.attr_dataclass_makers | mypy_attrs.attr_frozen_makers
              | mypy_attrs.attr_define_makers)
-    assert names.ATTRS_MAKERS == known
-    assert names.ATTRS_FROZEN_MAKERS == mypy_attrs.attr_frozen_makers
+    assert known == names.ATTRS_MAKERS
+    assert mypy_attrs.attr_frozen_makers == names.ATTRS_FROZEN_MAKERS
 
