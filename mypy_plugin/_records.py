@@ -127,17 +127,18 @@ def record_hash_none(ctx: ClassDefContext) -> None:
     standard library's, jax's and numpy's classes are left as they are declared.
     """
     metadata = ctx.cls.info.metadata
-    # A class decorator may add ``__hash__`` (those that do are recorded by their own hooks): only undecorated
-    # classes are judged by ``__eq__``.
-    from_eq = all(_named(d) == "dataclass" for d in ctx.cls.decorators) and not _declared_only(ctx)
-    found = _hash_none_in(ctx.cls.defs.body, from_eq=from_eq)
+    found = _hash_none_in(ctx.cls.defs.body)
+    # A class decorator may add ``__hash__`` (dataclasses' own choice is recorded by its hook): only classes
+    # without one are judged by ``__eq__``. Tested last: most classes define no ``__eq__``.
+    if found == "eq" and (_declared_only(ctx) or any(_named(d) != "dataclass" for d in ctx.cls.decorators)):
+        found = None
     if found is not None:
         metadata[HASH_NONE_METADATA] = {found: True}
     elif HASH_NONE_METADATA in metadata:
         del metadata[HASH_NONE_METADATA]  # dmypy analyses an edited class again
 
 
-def _hash_none_in(body: list[Statement], from_eq: bool) -> str | None:
+def _hash_none_in(body: list[Statement]) -> str | None:
     eq = False
     plain = True  # every statement read: no ``__hash__`` hidden in an ``if`` or a ``try``
     for stmt in body:  # every class mypy analyses, typeshed's among them: the cheap tests first
@@ -151,7 +152,7 @@ def _hash_none_in(body: list[Statement], from_eq: bool) -> str | None:
             eq = eq or stmt.name == "__eq__"
         elif not isinstance(stmt, _PLAIN_STATEMENTS):
             plain = False
-    return "eq" if eq and from_eq and plain else None
+    return "eq" if eq and plain else None
 
 
 _PLAIN_STATEMENTS: Final = (ExpressionStmt, PassStmt, ClassDef)
