@@ -18,6 +18,8 @@ from mypy.nodes import (
     ARG_POS,
     ARG_STAR,
     ARG_STAR2,
+    GDEF,
+    AssignmentStmt,
     CallExpr,
     Context,
     Decorator,
@@ -31,6 +33,7 @@ from mypy.nodes import (
     TupleExpr,
     TypeAlias,
     UnaryExpr,
+    Var,
 )
 from mypy.plugin import CheckerPluginInterface, FunctionContext, MethodContext
 from mypy.types import (
@@ -87,7 +90,7 @@ def check_jax_jit_decorator(api: CheckerPluginInterface, dec: Decorator) -> None
     if not isinstance(original, CallableType) or not isinstance(api, TypeChecker):
         return
     for through_partial in (True, False):
-        options = options_of(dec, through_partial=through_partial)
+        options = options_of(dec, through_partial=through_partial, api=api)
         if options is not None:
             _check_jax(api, original, options)
 
@@ -104,11 +107,15 @@ def check_jax_applied(
         _check_jax(api, fun, options, ctx.args[0][0])
 
 
-def options_of(context: object, *, through_partial: bool) -> CallExpr | None:
+def options_of(
+    context: object, *, through_partial: bool, api: CheckerPluginInterface | None = None
+) -> CallExpr | None:
     """The call holding ``jax.jit``'s options when a function is being jitted in ``context``: the decorator
-    ``@jax.jit(...)``/``@partial(jax.jit, ...)``, or the callee of ``jax.jit(...)(f)``/``partial(jax.jit, ...)(f)``."""
+    ``@jax.jit(...)``/``@partial(jax.jit, ...)``, or the callee of ``jax.jit(...)(f)``/``partial(jax.jit, ...)(f)``.
+    With ``api``, a decorator ``@jit_static`` naming a module variable assigned such a call once counts too."""
     if isinstance(context, Decorator):
-        candidates = [d for d in context.decorators if isinstance(d, CallExpr)]
+        held = [_held_call(api, d) for d in context.decorators] if api is not None else []
+        candidates = [d for d in context.decorators if isinstance(d, CallExpr)] + [h for h in held if h is not None]
     elif isinstance(context, CallExpr) and isinstance(context.callee, CallExpr):
         candidates = [context.callee]
     else:
@@ -290,6 +297,26 @@ def _index_by_name(fun: CallableType, name: str) -> int | None:
         if n == name and kind not in (ARG_STAR, ARG_STAR2):
             return i
     return None
+
+
+def _held_call(api: CheckerPluginInterface, expr: Expression) -> CallExpr | None:
+    """``functools.partial(jax.jit, ...)`` when ``expr`` names a variable of this module assigned it once, at the
+    top level (``jit_static = partial(jax.jit, static_argnames="mode")``; ``@jit_static``). Variables of other
+    modules are not read: their definitions are gone when they come from mypy's cache."""
+    var = expr.node if isinstance(expr, NameExpr) and expr.kind == GDEF else None
+    if not isinstance(var, Var) or not isinstance(api, TypeChecker):
+        return None
+    held = get_proper_type(var.type)
+    if not isinstance(held, Instance) or held.type.fullname != FUNCTOOLS_PARTIAL:
+        return None
+    if var.fullname != f"{api.tree.fullname}.{var.name}":
+        return None
+    assigned = [
+        stmt.rvalue
+        for stmt in api.tree.defs
+        if isinstance(stmt, AssignmentStmt) and any(isinstance(lv, NameExpr) and lv.node is var for lv in stmt.lvalues)
+    ]
+    return assigned[0] if len(assigned) == 1 and isinstance(assigned[0], CallExpr) else None
 
 
 def refers_to(expr: Expression, names: set[str] | frozenset[str]) -> bool:

@@ -42,12 +42,13 @@ from mypy.types import (
     get_proper_type,
 )
 
-from . import _deps, _messages
+from . import _deps, _messages, _splats
 from ._chain import report
 from ._errorcodes import UNHASHABLE
 from ._fullnames import BOUND_METHOD, DATACLASS_REPLACE, FUNCTOOLS_PARTIAL, PARTIAL_ATTR
-from ._hashability import converted_field, is_pytree_dataclass
+from ._hashability import judge
 from ._markers import has_static as _has_static, is_static
+from ._records import converted_field, is_pytree_dataclass
 from ._values import checked_type, expression_type, judge_value
 
 __all__ = [
@@ -91,7 +92,8 @@ def check_call(
     if not isinstance(api, TypeChecker):
         return
     args, kinds, names = call.args[skip:], call.arg_kinds[skip:], call.arg_names[skip:]
-    formal_to_actual = map_arguments(sig, kinds, names)
+    types = _splats.star_types(api, args, kinds)
+    formal_to_actual = map_arguments(sig, kinds, names, types)
     if formal_to_actual is None:
         return
     if _is_overload_item(sig) and not _chosen_overload_item(api, sig, call, skip):
@@ -101,9 +103,15 @@ def check_call(
         if not is_static(declared):
             continue
         for actual in actuals:
-            if kinds[actual] in (ARG_STAR, ARG_STAR2):
-                continue  # ``f(*xs)``: which value lands where is unknown
-            _check_argument(api, sig, formal, args[actual], declared, call)
+            if kinds[actual] not in (ARG_STAR, ARG_STAR2):
+                _check_argument(api, sig, formal, args[actual], declared, call)
+            elif types is not None:  # ``f(*xs)``, ``f(**kw)``: judged where the splat says exactly what lands here
+                spread = _splats.given(sig.arg_kinds, sig.arg_names, formal, actual, args, kinds, formal_to_actual, types)
+                for value in spread:
+                    if isinstance(value, Expression):
+                        _check_argument(api, sig, formal, value, declared, call)
+                    else:
+                        _check_splatted(api, sig, formal, args[actual], value, declared, call)
 
 
 def check_partial_creation(api: CheckerPluginInterface, call: CallExpr) -> None:
@@ -182,8 +190,14 @@ def _check_argument(
     if owner is not None and converted_field(owner, str(sig.arg_names[formal])):
         return  # ``field(converter=...)``: the value stored is the converter's result, not this argument
     reason = value_reason(api, arg, declared)
-    if reason is None:
-        return
+    if reason is not None:
+        _report(api, sig, formal, reason, arg, call, owner)
+
+
+def _report(
+    api: TypeChecker, sig: CallableType, formal: int, reason: str, arg: Expression, call: CallExpr,
+    owner: TypeInfo | None,
+) -> None:
     name = sig.arg_names[formal]
     kind = sig.arg_kinds[formal]
     shown = f"*{name}" if kind == ARG_STAR else f"**{name}" if kind == ARG_STAR2 else name
@@ -192,6 +206,19 @@ def _check_argument(
     else:
         message = _messages.cannot_be_static(str(shown), callee_name(call, sig), reason)
     report(api, message, arg, UNHASHABLE)
+
+
+def _check_splatted(
+    api: TypeChecker, sig: CallableType, formal: int, splat: Expression, value: Type, declared: Type, call: CallExpr
+) -> None:
+    """A value known by its type only (an item of a typed ``*args``/``**kwargs``), reported at the splat."""
+    if not is_subtype(value, erase_typevars(declared)):
+        return  # mypy reports the wrong type itself
+    deps: set[str] = set()
+    reason = judge(value, freeze=True, deps=deps)
+    _deps.record(api, deps)
+    if reason is not None:
+        _report(api, sig, formal, reason, splat, call, _constructed_pytree(sig, call))
 
 
 def value_reason(api: TypeChecker, arg: Expression, declared: Type, *, freeze: bool = True) -> str | None:
@@ -242,12 +269,17 @@ def named_after_callee(sig: CallableType, call: CallExpr) -> CallableType:
 
 
 def map_arguments(
-    sig: CallableType, kinds: list[ArgKind], names: Sequence[str | None]
+    sig: CallableType, kinds: list[ArgKind], names: Sequence[str | None], types: list[Type | None] | None = None
 ) -> list[list[int]] | None:
+    """Which arguments go to which parameter; ``types``: the splats' types, so that a fixed-length tuple or a
+    ``TypedDict`` is spread exactly."""
+
+    def actual_type(i: int) -> Type:
+        known = types[i] if types is not None else None
+        return known if known is not None else AnyType(TypeOfAny.special_form)
+
     try:
-        return map_actuals_to_formals(
-            kinds, names, sig.arg_kinds, sig.arg_names, lambda _: AnyType(TypeOfAny.special_form)
-        )
+        return map_actuals_to_formals(kinds, names, sig.arg_kinds, sig.arg_names, actual_type)
     except Exception:  # a malformed call: mypy reports it; stay silent
         return None
 

@@ -105,6 +105,19 @@ PARTIAL_ATTR: Final = "__mypy_partial"
 """Where mypy's functools plugin keeps the signature left after binding arguments."""
 
 DATACLASS_DECORATORS: Final = frozenset({"dataclasses.dataclass"})
+ATTRS_FROZEN_MAKERS: Final = frozenset({"attr.frozen", "attrs.frozen"})
+ATTRS_MAKERS: Final = ATTRS_FROZEN_MAKERS | {
+    "attr.s",
+    "attr.attrs",
+    "attr.attributes",
+    "attr.dataclass",
+    "attr.define",
+    "attr.mutable",
+    "attrs.define",
+    "attrs.mutable",
+}
+"""attrs' class decorators, as mypy's attrs plugin knows them: the frozen ones hash their fields by default, the
+others set ``__hash__`` to None (``eq=True``, not frozen)."""
 PYTREE_DATACLASS: Final = "jaxstatic._dataclass.dataclass"
 """``jaxstatic.dataclass``: a ``dataclass_transform`` (frozen by default) whose classes are pytrees: ``Static``
 fields are metadata, the others children. An instance hashes its leaves and static fields as they are."""

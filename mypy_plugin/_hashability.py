@@ -24,18 +24,11 @@ from typing import Final
 
 from mypy.maptype import map_instance_to_supertype
 from mypy.nodes import (
-    MDEF,
-    AssignmentStmt,
-    CallExpr,
     Decorator,
-    Expression,
     FuncBase,
-    NameExpr,
-    SymbolTableNode,
     TypeInfo,
     Var,
 )
-from mypy.plugin import ClassDefContext
 from mypy.subtypes import find_member
 from mypy.types import (
     Instance,
@@ -59,24 +52,19 @@ from ._fullnames import (
 )
 from ._markers import is_static
 from ._messages import DynamicPytree, dynamic_pytree
-
-RECORD: Final = "__jaxstatic_hash__"
-"""The plugin-generated class attribute that says how a ``@dataclass`` class hashes (see ``record_dataclass``)."""
-
-PYTREE_METADATA: Final = "jaxstatic_dataclass"
-"""The key of ``TypeInfo.metadata`` that marks a class decorated with ``jaxstatic.dataclass``."""
-
-HASH_NONE_METADATA: Final = "jaxstatic_hash_none"
-"""The key of ``TypeInfo.metadata`` that marks a class whose body assigns ``__hash__ = None`` (see
-``record_hash_none``)."""
-
-# How a class hashes. INHERIT: ``@dataclass(eq=False)`` leaves ``__hash__`` to the bases.
-NONE: Final = "none"
-FIELDS: Final = "fields"
-PYTREE: Final = "pytree"  # a frozen ``jaxstatic.dataclass``: hashes its leaves and its static fields as they are
-TRUSTED: Final = "trusted"
-INHERIT: Final = "inherit"
-UNKNOWN: Final = "unknown"
+from ._records import (
+    ATTRS_METADATA,
+    FIELDS,
+    HASH_NONE_METADATA,
+    INHERIT,
+    NONE,
+    PYTREE,
+    RECORD,
+    TRUSTED,
+    UNKNOWN,
+    is_pytree_dataclass,
+    unhashed_fields,
+)
 
 # Nested generics deeper than this are not judged: silence rather than a slow check (or a recursion).
 _MAX_DEPTH: Final = 8
@@ -126,6 +114,8 @@ def _judge(typ: Type, freeze: bool, depth: int, seen: frozenset[str], deps: set[
     if isinstance(p, Instance):
         return _judge_instance(p, freeze, depth, seen, deps)
     if isinstance(p, TupleType):
+        if own_tuple_hash(p.partial_fallback.type, deps):
+            return None  # a named tuple defining ``__hash__``: its own, not its items'
         return _first(p.items, freeze, depth, seen, deps)
     if isinstance(p, TypedDictType):
         if not freeze:
@@ -140,6 +130,14 @@ def _judge(typ: Type, freeze: bool, depth: int, seen: frozenset[str], deps: set[
         return _judge(p.upper_bound, freeze, depth + 1, seen, deps)
     # Any, None, literals, callables, type objects, Never: hashable, or nothing to tell.
     return None
+
+
+def own_tuple_hash(info: TypeInfo, deps: set[str]) -> bool:
+    """A tuple subclass (a named tuple) that hashes its own way, not by its items."""
+    if info.fullname in HASH_BY_ITEMS:
+        return False
+    mode, where = hash_mode(info, deps)
+    return mode == TRUSTED and where is not None and where.fullname not in HASH_BY_ITEMS
 
 
 def _first(
@@ -160,6 +158,8 @@ def _judge_instance(
         return f'"{info.name}" is an array'
     if info.fullname in FREEZABLE_CONTAINERS and freeze:
         return _first(list(t.args), freeze, depth, seen, deps)
+    if info.fullname == SLICE and not freeze and _python_version < (3, 12):
+        return '"slice" is not hashable before Python 3.12'
     if info.fullname in HASH_BY_ITEMS or info.fullname == SLICE:
         return _first(list(t.args), freeze, depth, seen, deps)
     key = _seen_key(t)
@@ -173,17 +173,37 @@ def _judge_instance(
         items = map_instance_to_supertype(t, container).args
         return _first(list(items), freeze, depth, seen | {key}, deps)
     if mode == NONE:
-        if where is not None and _recorded(where) == NONE:
-            return f'"{info.name}" is a dataclass with eq=True, frozen=False'
-        return f'"{info.name}" sets __hash__ to None'
+        return _hash_none_reason(info, where)
     if mode == FIELDS:
-        return _judge_fields(t, depth, seen | {key}, deps)
+        # ``eqx.Module.__hash__`` hashes every field of the instance; a generated hash, those of its class.
+        by = None if where is not None and where.fullname in HASH_BY_FIELDS else where
+        return _judge_fields(t, by, depth, seen | {key}, deps)
     if mode == PYTREE:
         return _judge_pytree(t, depth, seen | {key}, deps)
-    if info.tuple_type is not None:
-        # A named tuple subclass seen as an instance: judge its items like a tuple.
+    if info.tuple_type is not None and (where is None or where.fullname in HASH_BY_ITEMS):
+        # A named tuple subclass seen as an instance: judge its items like a tuple (unless it hashes its own way).
         return _judge(info.tuple_type, freeze, depth + 1, seen | {key}, deps)
     return None
+
+
+def _hash_none_reason(info: TypeInfo, where: TypeInfo | None) -> str:
+    if where is not None and _recorded(where) == NONE:
+        kind = "an attrs class" if ATTRS_METADATA in where.metadata else "a dataclass"
+        return f'"{info.name}" is {kind} with eq=True, frozen=False'
+    data = where.metadata.get(HASH_NONE_METADATA) if where is not None else None
+    if isinstance(data, dict) and data.get("eq"):
+        return f'"{where.name if where is not None else info.name}" defines __eq__ without __hash__, so __hash__ is None'
+    return f'"{info.name}" sets __hash__ to None'
+
+
+_python_version: tuple[int, int] = (3, 12)
+"""The Python the checked code is for (mypy's ``python_version``): slices hash from 3.12."""
+
+
+def configure(python_version: tuple[int, int]) -> None:
+    """Set once by the plugin from mypy's options (one per run: a daemon restarts when they change)."""
+    global _python_version
+    _python_version = python_version
 
 
 def _seen_key(t: Instance) -> str:
@@ -220,10 +240,22 @@ def hash_mode(info: TypeInfo, deps: set[str]) -> tuple[str, TypeInfo | None]:
         recorded = _recorded(base)
         if recorded is not None and recorded != INHERIT:
             return recorded, base
-        data = base.metadata.get("dataclass")
-        if recorded is None and isinstance(data, dict) and data.get("frozen", False):
+        dataclass = base.metadata.get("dataclass")
+        if recorded is None and isinstance(dataclass, dict) and dataclass.get("frozen", False):
             return FIELDS, base  # a frozen dataclass (by its transform's default too) hashes its fields
+        data = base.metadata.get(HASH_NONE_METADATA)
+        if isinstance(data, dict):
+            # ``__eq__`` without ``__hash__``: Python set ``__hash__`` to None. An abstract class or a protocol may
+            # stand for a subclass that defines one, and a metaclass may add one (pydantic's frozen models): unsure,
+            # silent.
+            unsure = info.is_abstract or info.is_protocol or (data.get("eq") and _custom_metaclass(base))
+            return (UNKNOWN if unsure else NONE), base
     return UNKNOWN, None
+
+
+def _custom_metaclass(info: TypeInfo) -> bool:
+    meta = info.metaclass_type
+    return meta is not None and meta.type.fullname not in ("builtins.type", "abc.ABCMeta")
 
 
 def _own_hash(info: TypeInfo) -> str | None:
@@ -232,6 +264,8 @@ def _own_hash(info: TypeInfo) -> str | None:
         return None
     node = sym.node
     if isinstance(node, (FuncBase, Decorator)):
+        if node.info is not info:
+            return None  # ``object.__hash__`` put there by mypy's attrs plugin: ``RECORD`` says how
         return FIELDS if info.fullname in HASH_BY_FIELDS else TRUSTED
     if isinstance(node, Var) and node.type is not None:
         return NONE if isinstance(get_proper_type(node.type), NoneType) else TRUSTED
@@ -240,15 +274,22 @@ def _own_hash(info: TypeInfo) -> str | None:
     return None
 
 
-def _judge_fields(t: Instance, depth: int, seen: frozenset[str], deps: set[str]) -> str | None:
-    """A class that hashes its fields: each must be hashable as it is (nothing freezes them)."""
-    for name, member in _fields(t, deps):
+def _judge_fields(
+    t: Instance, where: TypeInfo | None, depth: int, seen: frozenset[str], deps: set[str]
+) -> str | None:
+    """A class that hashes its fields: each must be hashable as it is (nothing freezes them). The fields are those
+    of the class whose hash it is (``where``: a subclass with ``eq=False`` hashes as its base), less those
+    declared out of the hash (``field(compare=False)``)."""
+    unhashed = unhashed_fields(where) if where is not None else set()
+    for name, member in _fields(t, deps, where):
+        if name in unhashed:
+            continue
         reason = _judge(member, False, depth + 1, seen, deps)
         if reason is None:
             continue
-        where = f'field "{name}" of "{t.type.name}": {reason}'
+        said = f'field "{name}" of "{t.type.name}": {reason}'
         # A pytree (``eqx.Module``) holding a dynamic pytree is one too: the fix is the same.
-        return DynamicPytree(where) if isinstance(reason, DynamicPytree) and _is_pytree_class(t.type) else where
+        return DynamicPytree(said) if isinstance(reason, DynamicPytree) and _is_pytree_class(t.type) else said
     return None
 
 
@@ -286,12 +327,17 @@ def _is_pytree_class(info: TypeInfo) -> bool:
     return any(is_pytree_dataclass(base) or base.fullname in HASH_BY_FIELDS for base in info.mro)
 
 
-def _fields(t: Instance, deps: set[str]) -> list[tuple[str, Type]]:
-    """The dataclass fields of ``t`` (inherited ones included) with their types as seen from ``t``."""
-    info = next((b for b in t.type.mro if isinstance(b.metadata.get("dataclass"), dict)), None)
-    if info is None:
+def _fields(t: Instance, deps: set[str], where: TypeInfo | None = None) -> list[tuple[str, Type]]:
+    """The dataclass (or attrs) fields of ``where`` (default ``t``'s class; inherited ones included) with their
+    types as seen from ``t``."""
+    mro = (where or t.type).mro
+    info, data = next(
+        ((b, b.metadata.get(k)) for b in mro for k in ("dataclass", "attrs") if isinstance(b.metadata.get(k), dict)),
+        (None, None),
+    )
+    if info is None or not isinstance(data, dict):
         return []
-    attributes = info.metadata["dataclass"].get("attributes", [])
+    attributes = data.get("attributes", [])
     found = []
     for attr in attributes if isinstance(attributes, list) else []:
         name = attr.get("name") if isinstance(attr, dict) else None
@@ -324,94 +370,3 @@ def _recorded(info: TypeInfo) -> str | None:
     if isinstance(t, Instance) and t.last_known_value is not None:
         t = t.last_known_value
     return t.value if isinstance(t, LiteralType) and isinstance(t.value, str) else None
-
-
-def record_dataclass(ctx: ClassDefContext, *, pytree: bool = False) -> None:
-    """Write into a ``@dataclass`` class how it hashes (mypy's own metadata keeps only ``frozen``).
-
-    ``pytree``: a ``jaxstatic.dataclass``, frozen by default, whose hash (when ``eq`` and ``frozen``) is its
-    leaves' and static fields'. One that defines ``__eq__`` without ``__hash__`` gets ``__hash__ = None`` from
-    Python, which mypy does not model: unsure, stay silent.
-    """
-    options = {"eq": True, "frozen": pytree, "unsafe_hash": False}
-    mode = None
-    reason = ctx.reason
-    if isinstance(reason, CallExpr):
-        for name, arg in zip(reason.arg_names, reason.args):
-            if name in options:
-                value = _bool_literal(arg)
-                if value is None:
-                    mode = UNKNOWN  # not a literal: unsure, stay silent
-                else:
-                    options[name] = value
-    if pytree and "__eq__" in ctx.cls.info.names and "__hash__" not in ctx.cls.info.names:
-        mode = UNKNOWN
-    if mode is None:
-        if options["unsafe_hash"] or (options["eq"] and options["frozen"]):
-            mode = PYTREE if pytree else FIELDS
-        else:
-            mode = NONE if options["eq"] else INHERIT
-    info = ctx.cls.info
-    var = Var(RECORD, LiteralType(mode, ctx.api.named_type("builtins.str")))
-    var.info = info
-    var._fullname = f"{info.fullname}.{RECORD}"
-    var.is_classvar = True
-    info.names[RECORD] = SymbolTableNode(MDEF, var, plugin_generated=True)
-    if pytree:
-        info.metadata[PYTREE_METADATA] = {"converted": _converted_fields(ctx)}
-
-
-def record_hash_none(ctx: ClassDefContext) -> None:
-    """Remember in the class's metadata that its body assigns ``__hash__ = None``.
-
-    The ``Var`` mypy makes of that line may have no type: before mypy 1.16 it never gets one (the checker stops at
-    the incompatible override of ``object.__hash__``), and on any mypy a call site can be checked before the
-    class body. The class body itself is gone when the class comes from mypy's cache; its metadata is not. Runs
-    while mypy analyses the class, before any call site is checked: the name ``None`` is not resolved yet, but
-    no class can rebind it.
-    """
-    metadata = ctx.cls.info.metadata
-    for stmt in ctx.cls.defs.body:  # every class mypy analyses, typeshed's among them: the cheap tests first
-        if not isinstance(stmt, AssignmentStmt):
-            continue
-        rvalue = stmt.rvalue
-        if isinstance(rvalue, NameExpr) and rvalue.name == "None" and _assigns(stmt, "__hash__"):
-            metadata[HASH_NONE_METADATA] = {"assigned": True}
-            return
-    if HASH_NONE_METADATA in metadata:
-        del metadata[HASH_NONE_METADATA]  # dmypy analyses an edited class again
-
-
-def _assigns(stmt: AssignmentStmt, name: str) -> bool:
-    return any(isinstance(lv, NameExpr) and lv.name == name for lv in stmt.lvalues)
-
-
-def _converted_fields(ctx: ClassDefContext) -> list[str]:
-    """Fields declared with ``field(converter=...)``: the constructor's argument is not the value stored."""
-    names = []
-    for stmt in ctx.cls.defs.body:
-        call = stmt.rvalue if isinstance(stmt, AssignmentStmt) else None
-        if isinstance(stmt, AssignmentStmt) and isinstance(call, CallExpr) and "converter" in call.arg_names:
-            names += [lv.name for lv in stmt.lvalues if isinstance(lv, NameExpr)]
-    return names
-
-
-def converted_field(info: TypeInfo, name: str) -> bool:
-    """``name`` is a ``field(converter=...)`` of a ``jaxstatic.dataclass`` (or of one of its bases)."""
-    for base in info.mro:
-        data = base.metadata.get(PYTREE_METADATA)
-        converted = data.get("converted") if isinstance(data, dict) else None
-        if isinstance(converted, list) and name in converted:
-            return True
-    return False
-
-
-def is_pytree_dataclass(info: TypeInfo) -> bool:
-    """A class decorated with ``jaxstatic.dataclass`` itself."""
-    return PYTREE_METADATA in info.metadata
-
-
-def _bool_literal(expr: Expression) -> bool | None:
-    if isinstance(expr, NameExpr) and expr.fullname in ("builtins.True", "builtins.False"):
-        return expr.fullname == "builtins.True"
-    return None

@@ -23,12 +23,22 @@ from mypy.plugin import (
 from mypy.plugins import dataclasses as dataclasses_plugin
 from mypy.types import CallableType, FunctionLike, Type
 
-from . import _argnames, _calls, _decorators, _donated, _gradients, _plain_jit, _spellings
+from . import (
+    _argnames,
+    _calls,
+    _decorators,
+    _donated,
+    _gradients,
+    _hashability,
+    _plain_jit,
+    _spellings,
+)
 from ._chain import NextHooks, next_hook, overridden_after
 from ._definitions import AnnotatedHook, StaticAnnotationHook, UnresolvedNote
 from ._descriptors import name_bound, staticmethod_get
 from ._fullnames import (
     ANNOTATED,
+    ATTRS_MAKERS,
     CHECKED_ANYWAY,
     DATACLASS_DECORATORS,
     FUNCTOOLS_PARTIAL,
@@ -45,9 +55,9 @@ from ._fullnames import (
     TRANSFORM_DECORATORS,
     TRANSFORM_WRAPPERS,
 )
-from ._hashability import is_pytree_dataclass, record_dataclass, record_hash_none
+from ._records import is_pytree_dataclass, record_attrs, record_dataclass, record_hash_none
 
-RULES_VERSION: Final = "5"
+RULES_VERSION: Final = "6"
 """Bump when a rule changes: mypy then rechecks every module instead of replaying cached results."""
 
 
@@ -86,6 +96,7 @@ def _never_static(fullname: str) -> bool:
 class JaxstaticPlugin(Plugin):
     def __init__(self, options: Options) -> None:
         super().__init__(options)
+        _hashability.configure(options.python_version)
         self._static_annotation = StaticAnnotationHook()
         self._annotated = AnnotatedHook()
         self._unresolved = UnresolvedNote()
@@ -133,6 +144,8 @@ class JaxstaticPlugin(Plugin):
     def get_class_decorator_hook(self, fullname: str) -> Callable[[ClassDefContext], None] | None:
         if fullname in DATACLASS_DECORATORS or fullname == PYTREE_DATACLASS:
             return partial(self._dataclass, fullname)
+        if fullname in ATTRS_MAKERS:
+            return partial(self._attrs, fullname)
         return None
 
     def get_customize_class_mro_hook(self, fullname: str) -> Callable[[ClassDefContext], None] | None:
@@ -148,6 +161,12 @@ class JaxstaticPlugin(Plugin):
             hook = next_hook(ctx.api, self, lambda p: p.get_customize_class_mro_hook(fullname))
             if hook is not None:
                 hook(ctx)
+
+    def _attrs(self, fullname: str, ctx: ClassDefContext) -> None:
+        record_attrs(ctx, fullname)
+        hook = next_hook(ctx.api, self, lambda p: p.get_class_decorator_hook(fullname))
+        if hook is not None:
+            hook(ctx)  # mypy's attrs plugin tags the class
 
     def _dataclass(self, fullname: str, ctx: ClassDefContext) -> None:
         record_dataclass(ctx, pytree=fullname == PYTREE_DATACLASS)
@@ -241,7 +260,7 @@ class JaxstaticPlugin(Plugin):
         returned = nxt(ctx) if nxt is not None else ctx.default_return_type
         if not ctx.arg_types or not ctx.arg_types[0]:
             return returned
-        options = _argnames.options_of(ctx.context, through_partial=_JIT_APPLIED_BY_METHOD[fullname])
+        options = _argnames.options_of(ctx.context, through_partial=_JIT_APPLIED_BY_METHOD[fullname], api=ctx.api)
         if isinstance(ctx.context, CallExpr):
             _argnames.check_jax_applied(ctx.api, ctx, options)
         elif isinstance(ctx.context, Decorator) and not _JIT_APPLIED_BY_METHOD[fullname]:

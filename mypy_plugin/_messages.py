@@ -78,7 +78,7 @@ def hidden_marks(
     if library:
         fix = f'move "{transform}" below it, or wrap "{decorator}" in a decorator typed with ParamSpec'
     else:
-        fix = f'type "{decorator}" with ParamSpec, or move "{transform}" below it'
+        fix = f'annotate "{decorator}" with ParamSpec (functools.wraps keeps no types), or move "{transform}" below it'
     return (
         f'"{transform}" cannot see the {marks} parameters of "{function}": decorator "{decorator}" {problem}; '
         f"{fix}"

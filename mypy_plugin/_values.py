@@ -32,7 +32,7 @@ from mypy.types import Type
 
 from ._compat import local_type_map, quiet, throwaway_frame
 from ._fullnames import FREEZABLE_CONTAINERS, NEVER_STATIC_PACKAGES
-from ._hashability import judge
+from ._hashability import judge, own_tuple_hash
 
 # Literals nested deeper than this are judged as a whole.
 _MAX_DEPTH: Final = 16
@@ -41,8 +41,14 @@ _MAX_DEPTH: Final = 16
 def judge_value(api: TypeChecker, expr: Expression, deps: set[str], depth: int = 0, *, freeze: bool = True) -> str | None:
     """Why the value of ``expr`` cannot be static, or ``None``. ``freeze=False``: why it does not hash as it is
     (plain ``jax.jit``): a dict, list or set literal is judged whole, a tuple's items one by one."""
-    if depth > _MAX_DEPTH or (not freeze and not isinstance(expr, TupleExpr)):
+    if depth > _MAX_DEPTH:
         return _judge_expression(api, expr, deps, freeze)
+    if not freeze and not isinstance(expr, TupleExpr):
+        reason = _judge_expression(api, expr, deps, freeze)
+        if reason is None and isinstance(expr, CallExpr):
+            # A named tuple hashes its items: ``Pair("layers", [64, 64])`` with ``b: Any`` holds a list.
+            return _first(api, _tuple_items(expr, deps), deps, depth, freeze)
+        return reason
     if isinstance(expr, DictExpr):
         for key, value in expr.items:
             parts = [value] if key is None else [key, value]  # ``{**other}``: judge ``other`` whole
@@ -58,25 +64,50 @@ def judge_value(api: TypeChecker, expr: Expression, deps: set[str], depth: int =
             if reason is not None:
                 return reason
         return None
+    if isinstance(expr, CallExpr) and _typeddict_by_keywords(expr):
+        # ``MaskCfg(lr=0.1, masks=[])``: the values given are all it holds (an empty list of arrays is static).
+        return _first(api, expr.args, deps, depth, freeze)
     reason = _judge_expression(api, expr, deps, freeze)
-    if reason is None and freeze and isinstance(expr, CallExpr):
-        for item in _stored(expr):
-            reason = judge_value(api, item, deps, depth + 1)
-            if reason is not None:
-                return reason
+    if reason is None and isinstance(expr, CallExpr):
+        return _first(api, _stored(expr, deps), deps, depth, freeze)
     return reason
 
 
-def _stored(call: CallExpr) -> list[Expression]:
+def _first(api: TypeChecker, exprs: list[Expression], deps: set[str], depth: int, freeze: bool) -> str | None:
+    for item in exprs:
+        reason = judge_value(api, item, deps, depth + 1, freeze=freeze)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _constructed(call: CallExpr) -> TypeInfo | None:
+    callee = call.callee
+    return callee.node if isinstance(callee, RefExpr) and isinstance(callee.node, TypeInfo) else None
+
+
+def _typeddict_by_keywords(call: CallExpr) -> bool:
+    info = _constructed(call)
+    return info is not None and info.typeddict_type is not None and all(k == ARG_NAMED for k in call.arg_kinds)
+
+
+def _tuple_items(call: CallExpr, deps: set[str]) -> list[Expression]:
+    """The arguments a named tuple's constructor stores, when its hash is its items'."""
+    info = _constructed(call)
+    if info is None or info.tuple_type is None or info.fullname == "builtins.tuple" or own_tuple_hash(info, deps):
+        return []
+    return [a for a, kind in zip(call.args, call.arg_kinds) if not kind.is_star()]
+
+
+def _stored(call: CallExpr, deps: set[str]) -> list[Expression]:
     """The argument expressions a container's constructor stores as they are: every argument of a named tuple;
     the keyword values of a dict (``TypedDict`` too), and a literal given to a builtin container or to a subclass
     that keeps its base's constructor."""
-    callee = call.callee
-    info = callee.node if isinstance(callee, RefExpr) and isinstance(callee.node, TypeInfo) else None
+    info = _constructed(call)
     if info is None:
         return []
     if info.tuple_type is not None and info.fullname != "builtins.tuple":
-        return [a for a, kind in zip(call.args, call.arg_kinds) if not kind.is_star()]
+        return _tuple_items(call, deps)
     if info.typeddict_type is None and not _builds_like_its_base(info):
         return []
     return [

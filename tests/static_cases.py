@@ -24,6 +24,7 @@ import dataclasses
 import types
 from typing import Any, Callable, Generic, NamedTuple, TypedDict, TypeVar
 
+import attrs
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -112,6 +113,87 @@ class Pair(NamedTuple):
     b: Any
 
 
+Legacy = collections.namedtuple("Legacy", ["a", "b"])
+
+
+class ArrayMasks(TypedDict):
+    lr: float
+    masks: list[jax.Array]
+
+
+@attrs.frozen
+class AttrsCfg:
+    lr: float
+
+
+@attrs.frozen
+class AttrsFrozenList:
+    layers: list[int]
+
+
+@attrs.define
+class AttrsMutable:
+    lr: float
+
+
+@attrs.define(eq=False)
+class AttrsHandle:
+    layers: list[int]
+
+
+@attrs.define(unsafe_hash=True)
+class AttrsUnsafe:
+    lr: float
+    notes: list[str] = attrs.field(hash=False)
+
+
+@attrs.frozen
+class AttrsNotes:
+    lr: float
+    notes: list[str] = attrs.field(eq=False)
+
+
+class Vec:
+    def __init__(self, x: float, y: float) -> None:
+        self.x, self.y = x, y
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Vec) and (self.x, self.y) == (other.x, other.y)
+
+
+class Vec3(Vec):
+    pass
+
+
+class Caseless(str):
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and self.lower() == other.lower()
+
+
+@dataclasses.dataclass(frozen=True)
+class Noted:
+    lr: float
+    notes: list[str] = dataclasses.field(default_factory=list, compare=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class Tagged:
+    lr: float
+    tags: dict[str, int] = dataclasses.field(default_factory=dict, hash=False)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Extended(FrozenCfg):
+    extra: list[int] = dataclasses.field(default_factory=list)
+
+
+class Shape(NamedTuple):
+    dims: list[int]
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.dims))
+
+
 T = TypeVar("T")
 
 
@@ -172,6 +254,19 @@ CASES: tuple[Case, ...] = (
     Case("list_subclass", "Widths([64, 64])", "Widths", True, False),
     Case("tuple_subclass", "Sizes((1, 2))", "Sizes", True, True),
     Case("namedtuple_call_with_list", "Pair(1, [2])", "Pair", True, False),
+    Case("collections_namedtuple_with_list", "Legacy(1, [2])", "Legacy", True, False),
+    # no array in it: an empty list of arrays is static (a variable of the type may hold some)
+    Case("typed_dict_empty_array_list", "ArrayMasks(lr=0.1, masks=[])", "ArrayMasks", True, False),
+    # attrs classes hash as attrs generates: from the fields when eq and frozen, by identity when eq=False
+    Case("attrs_frozen", "AttrsCfg(0.1)", "AttrsCfg", True, True),
+    Case("attrs_eq_false", "AttrsHandle([1])", "AttrsHandle", True, True),
+    Case("attrs_field_out_of_hash", "AttrsUnsafe(0.1, ['a'])", "AttrsUnsafe", True, True),
+    Case("attrs_field_eq_false", "AttrsNotes(0.1, ['a'])", "AttrsNotes", True, True),
+    # fields out of a dataclass's hash, a hash inherited from a frozen base, a named tuple's own __hash__
+    Case("dataclass_field_compare_false", "Noted(0.1, ['a'])", "Noted", True, True),
+    Case("dataclass_field_hash_false", "Tagged(0.1, {'a': 1})", "Tagged", True, True),
+    Case("dataclass_inherited_hash", "Extended(0.1, 2, [3])", "Extended", True, True),
+    Case("namedtuple_own_hash", "Shape([1, 2])", "Shape", True, True),
     # generic holders: judged by what they hold
     Case("generic_holder", "Box(3)", "Box[int]", True, True),
     Case("nested_generic_holder", "Box(Box('a'))", "Box[Box[str]]", True, True),
@@ -198,6 +293,12 @@ CASES: tuple[Case, ...] = (
     Case("simple_namespace", "types.SimpleNamespace(lr=0.1)", "types.SimpleNamespace", False, False, ""),
     Case("mapping_proxy", "types.MappingProxyType({'lr': 0.1})", "types.MappingProxyType[str, float]", False, False,
          ""),
+    Case("attrs_frozen_with_list", "AttrsFrozenList([1])", "AttrsFrozenList", False, False, ""),
+    Case("attrs_define", "AttrsMutable(0.1)", "AttrsMutable", False, False, ""),
+    # a class defining __eq__ without __hash__ gets __hash__ = None from Python, and so do its subclasses
+    Case("eq_without_hash", "Vec(1.0, 2.0)", "Vec", False, False, ""),
+    Case("eq_without_hash_inherited", "Vec3(1.0, 2.0)", "Vec3", False, False, ""),
+    Case("str_subclass_eq_without_hash", "Caseless('Adam')", "Caseless", False, False, ""),
     Case("generic_holder_of_list", "Box([1])", "Box[list[int]]", False, False, ""),
     Case("nested_generic_holder_with_array", "Box(Box(jnp.zeros(3)))", "Box[Box[jax.Array]]", False, False,
          ".item.item"),
@@ -211,3 +312,70 @@ def namespace() -> dict[str, Any]:
     ns: dict[str, Any] = {}
     exec(PRELUDE, ns)
     return ns
+
+
+CALL_PRELUDE = """\
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+import jaxstatic as js
+from jaxstatic import Static
+
+
+def train_step(x: jax.Array, cfg: Static[Any]) -> jax.Array:
+    return x
+
+
+step = js.jit(train_step)
+
+
+def with_options(x: jax.Array, **options: Static[Any]) -> jax.Array:
+    return x
+
+
+options_step = js.jit(with_options)
+jit_static = functools.partial(jax.jit, donate_argnums=0, static_argnames="mode")
+
+
+@jit_static
+def apply(x: jax.Array, mode: Any) -> jax.Array:
+    return x
+
+
+x = jnp.zeros(2)
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class CallCase:
+    """A call whose shape decides which value a static parameter gets: ``setup`` runs first (after
+    ``CALL_PRELUDE``), then ``call``; ``static``: the runtime accepts it."""
+
+    id: str
+    setup: str
+    call: str
+    static: bool
+
+
+CALL_CASES: tuple[CallCase, ...] = (
+    # splats whose type or spelling says exactly what lands on the static parameter
+    CallCase("kwargs_typed_dict_of_arrays", 'kwargs: dict[str, dict[str, jax.Array]] = {"cfg": {"w": jnp.ones(2)}}',
+             "step(jnp.zeros(2), **kwargs)", False),
+    CallCase("kwargs_literal_with_array", "", 'step(jnp.zeros(2), **{"cfg": {"mask": jnp.ones(2)}})', False),
+    CallCase("args_tuple_with_array", 'args: tuple[jax.Array, dict[str, jax.Array]] = (x, {"w": jnp.ones(2)})',
+             "step(*args)", False),
+    CallCase("kwargs_typed_dict_of_ints", 'kwargs: dict[str, int] = {"cfg": 1}', "step(jnp.zeros(2), **kwargs)", True),
+    CallCase("args_tuple_of_static", "args: tuple[jax.Array, int] = (x, 3)", "step(*args)", True),
+    # values collected by **options: Static[Any]
+    CallCase("options_collect_an_array", "", "options_step(jnp.zeros(2), mask=jnp.ones(2))", False),
+    CallCase("options_literal_splat_with_array", "", 'options_step(jnp.zeros(2), **{"mask": jnp.ones(2)})', False),
+    CallCase("options_collect_static", "", 'options_step(jnp.zeros(2), depth=2, act="relu")', True),
+    # functools.partial(jax.jit, ...) kept in a module variable and used as a decorator
+    CallCase("partial_variable_list", "", 'apply(jnp.zeros(2), mode=["train"])', False),
+    CallCase("partial_variable_str", "", 'apply(jnp.zeros(2), mode="train")', True),
+)
+"""Calls judged by the runtime (tests/runtime/test_freeze.py) and the plugin (``test_call_shapes.yml``)."""
+

@@ -9,7 +9,7 @@ OLDEST=1.15.0
 VENV=.venv-mypy-oldest
 rm -rf "$VENV"
 python3 -m venv "$VENV"
-"$VENV/bin/pip" install -q "mypy==$OLDEST" pytest pytest-mypy-plugins equinox  # equinox: cases on eqx.Module
+"$VENV/bin/pip" install -q "mypy==$OLDEST" pytest pytest-mypy-plugins equinox attrs  # equinox, attrs: cases on their classes
 "$VENV/bin/pip" install -q -e . --config-settings editable_mode=strict
 test "$("$VENV/bin/python" -c 'import mypy.version; print(mypy.version.__version__)')" = "$OLDEST"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/typecheck \

@@ -23,6 +23,7 @@ RUNTIME_NAMES = sorted(
     | {names.PYTREE_DATACLASS, names.PYTREE_FIELD}
     | {names.FUNCTOOLS_PARTIAL, names.STATIC_ARGNAMES, names.STATIC_ARGNUMS}
     | set(names.TRANSFORM_WRAPPERS)
+    | names.ATTRS_MAKERS
 )
 
 
@@ -48,3 +49,14 @@ def test_each_wrapper_is_what_its_transform_returns(wrapper: str) -> None:
     overloads = typing.get_overloads(getattr(importlib.import_module(module), function))
     returned = [str(o.__annotations__["return"]) for o in overloads]
     assert returned and all(wrapper.rpartition(".")[2] in r for r in returned), (transform, returned)
+
+
+def test_attrs_makers_are_those_mypy_knows() -> None:
+    """The attrs decorators whose classes the plugin judges are the ones mypy's attrs plugin types."""
+    from mypy.plugins import attrs as mypy_attrs
+
+    known = (mypy_attrs.attr_class_makers | mypy_attrs.attr_dataclass_makers | mypy_attrs.attr_frozen_makers
+             | mypy_attrs.attr_define_makers)
+    assert known == names.ATTRS_MAKERS
+    assert mypy_attrs.attr_frozen_makers == names.ATTRS_FROZEN_MAKERS
+

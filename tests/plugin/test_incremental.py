@@ -87,7 +87,7 @@ _EXPECTED = [
     'use.py:6: error: Argument "cfg" to "g" cannot be static: "Config" is a dataclass with eq=True, '
     "frozen=False; pass a hashable value or a builtin container of them  [jaxstatic-unhashable]",
     'use.py:10: error: "jit" cannot see the Static parameters of "h": decorator "erase" returns '
-    'Callable[..., Any]; type "erase" with ParamSpec, or move "jit" below it  [jaxstatic-signature]',
+    'Callable[..., Any]; annotate "erase" with ParamSpec (functools.wraps keeps no types), or move "jit" below it  [jaxstatic-signature]',
 ]
 
 

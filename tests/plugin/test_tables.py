@@ -22,3 +22,6 @@ def test_static_rule_yaml_is_generated_from_the_table() -> None:
     assert generate.OUTPUT.read_text() == generate.render(), (
         "tests/typecheck/test_static_rule.yml is out of date: run `.venv/bin/python tests/typecheck/generate.py`"
     )
+    assert generate.CALL_OUTPUT.read_text() == generate.render_calls(), (
+        "tests/typecheck/test_call_shapes.yml is out of date: run `.venv/bin/python tests/typecheck/generate.py`"
+    )

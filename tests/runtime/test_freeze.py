@@ -26,7 +26,7 @@ from jaxstatic._errors import check_static
 from jaxstatic._freeze import ATOMIC, freeze, is_immutable, thaw
 from jaxstatic._memo import IdentityMemo
 
-from ..static_cases import CASES, Case, namespace
+from ..static_cases import CALL_CASES, CALL_PRELUDE, CASES, CallCase, Case, namespace
 
 NS = namespace()
 
@@ -441,3 +441,14 @@ def test_a_program_is_reused_exactly_when_values_are_identical(pair: tuple[Any, 
     f(jnp.ones(1), pair[0])
     f(jnp.ones(1), pair[1])
     assert f.trace_count == (1 if _canon(pair[0]) == _canon(pair[1]) else 2)
+
+
+@pytest.mark.parametrize("case", CALL_CASES, ids=[c.id for c in CALL_CASES])
+def test_call_table(case: CallCase) -> None:
+    ns: dict[str, Any] = {}
+    exec(CALL_PRELUDE + case.setup, ns)
+    if case.static:
+        eval(case.call, ns)
+    else:  # jaxstatic's NonStaticValueError, or plain jax.jit's refusal of an unhashable static argument
+        with pytest.raises((js.NonStaticValueError, ValueError), match=r"(?i)static"):
+            eval(case.call, ns)

@@ -23,9 +23,10 @@ import yaml
 _TESTS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(_TESTS))
 
-from static_cases import CASES, PRELUDE  # noqa: E402
+from static_cases import CALL_CASES, CALL_PRELUDE, CASES, PRELUDE  # noqa: E402
 
 OUTPUT = Path(__file__).resolve().parent / "test_static_rule.yml"
+CALL_OUTPUT = Path(__file__).resolve().parent / "test_call_shapes.yml"
 
 _ARRAY = '"Array" is an array'
 _NDARRAY = '"ndarray" is an array'
@@ -38,6 +39,21 @@ _BOX_BOX_ARRAY = f'field "item" of "Box": field "item" of "Box": {_ARRAY}'
 
 def _hash_none(name: str) -> str:
     return f'"{name}" sets __hash__ to None'
+
+
+def _eq_only(name: str) -> str:
+    return f'"{name}" defines __eq__ without __hash__, so __hash__ is None'
+
+
+PYTHON: tuple[int, int] = (3, 11)
+"""The Python the cases are checked for (mypy's ``python_version``), whatever runs them: the generated file is the
+same everywhere, and the rows whose ``hashable`` column depends on the Python take its value there."""
+
+HASHABLE_ON_PYTHON: dict[str, bool] = {"slice": False}
+"""The ``hashable`` column on ``PYTHON`` where the table's depends on the running Python."""
+
+_ATTRS_FROZEN_LIST = f'field "layers" of "AttrsFrozenList": {_LIST}'
+_ATTRS_MUTABLE = '"AttrsMutable" is an attrs class with eq=True, frozen=False'
 
 
 STATIC_REASONS: dict[str, str | None] = {
@@ -63,6 +79,11 @@ STATIC_REASONS: dict[str, str | None] = {
     "mapping_proxy": _hash_none("MappingProxyType"),
     "generic_holder_of_list": _BOX_LIST,
     "nested_generic_holder_with_array": _BOX_BOX_ARRAY,
+    "attrs_frozen_with_list": _ATTRS_FROZEN_LIST,
+    "attrs_define": _ATTRS_MUTABLE,
+    "eq_without_hash": _eq_only("Vec"),
+    "eq_without_hash_inherited": _eq_only("Vec"),
+    "str_subclass_eq_without_hash": _eq_only("Caseless"),
 }
 """Why the plugin rejects each non-static case passed as a variable of its declared type (``None``: it stays silent,
 and why is said above)."""
@@ -76,6 +97,20 @@ LITERAL_REASONS: dict[str, str] = {
 """Where the value written as a literal is rejected for another reason than its declared type: a literal's items
 (and the values a container's constructor stores) are judged on their own, so ``Any`` in the declared type hides
 nothing there."""
+
+DECLARED_REASONS: dict[str, str] = {
+    "typed_dict_empty_array_list": _ARRAY,
+}
+"""Static values whose declared type the plugin rejects as a variable: the type says the list may hold arrays; the
+literal shows it holds none."""
+
+PLAIN_LITERAL_REASONS: dict[str, str] = {
+    "namedtuple_call_with_list": _LIST,
+    "namedtuple_call_with_array": _ARRAY,
+    "collections_namedtuple_with_list": _LIST,
+}
+"""Where plain ``jax.jit`` rejects the value written as a literal though its declared type cannot tell: a named
+tuple's constructor stores the values given, and its hash is theirs."""
 
 HASHABLE_REASONS: dict[str, str | None] = {
     "dict_tuple_keys": _DICT,
@@ -98,9 +133,8 @@ HASHABLE_REASONS: dict[str, str | None] = {
     "frozen_dataclass_with_list": f'field "layers" of "FrozenWithList": {_LIST}',
     "dict_with_mutable_dataclass": _DICT,
     "nested_array": _DICT,
-    # Hashable from Python 3.12 only; code checked for one version often runs on the next, so the plugin stays
-    # silent on every version (and this generated file is the same on every version).
-    "slice": None,
+    # Hashable from Python 3.12 only: judged by mypy's python_version (PYTHON here).
+    "slice": '"slice" is not hashable before Python 3.12',
     "typed_dict_call": '"MaskCfg" is a dict',
     "typed_dict_with_array": '"AnyCfg" is a dict',
     "ordered_dict": _hash_none("OrderedDict"),
@@ -117,9 +151,17 @@ HASHABLE_REASONS: dict[str, str | None] = {
     "mapping_proxy": _hash_none("MappingProxyType"),
     "generic_holder_of_list": _BOX_LIST,
     "nested_generic_holder_with_array": _BOX_BOX_ARRAY,
-    # A named tuple whose field is declared Any: hash() of the value fails, the declared type cannot tell.
+    # A named tuple whose field is declared Any: hash() of the value fails, the declared type cannot tell (the
+    # literal can: PLAIN_LITERAL_REASONS).
     "namedtuple_call_with_list": None,
     "namedtuple_call_with_array": None,
+    "collections_namedtuple_with_list": None,
+    "typed_dict_empty_array_list": '"ArrayMasks" is a dict',
+    "attrs_frozen_with_list": _ATTRS_FROZEN_LIST,
+    "attrs_define": _ATTRS_MUTABLE,
+    "eq_without_hash": _eq_only("Vec"),
+    "eq_without_hash_inherited": _eq_only("Vec"),
+    "str_subclass_eq_without_hash": _eq_only("Caseless"),
 }
 """Why the plugin rejects each non-hashable declared type for plain ``jax.jit`` (``None``: it stays silent), and
 each such value passed where plain ``jax.jit`` makes an ``Any`` parameter static (as a variable of the declared
@@ -166,7 +208,7 @@ takes_static(jnp.zeros(3), {{{{ value }}}}){{% if literal_error %}}  # E: {{{{ l
 jit(takes_static)(jnp.zeros(3), value){{% if jit_error %}}  # E: {{{{ jit_error }}}}{{% endif %}}
 jax.jit(takes_hashable, static_argnames="option"){{% if hashable_error %}}  # E: {{{{ hashable_error }}}}{{% endif %}}
 plain(jnp.zeros(3), value){{% if plain_error %}}  # E: {{{{ plain_error }}}}{{% endif %}}
-plain(jnp.zeros(3), {{{{ value }}}}){{% if plain_error %}}  # E: {{{{ plain_error }}}}{{% endif %}}
+plain(jnp.zeros(3), {{{{ value }}}}){{% if plain_literal_error %}}  # E: {{{{ plain_literal_error }}}}{{% endif %}}
 """
 
 
@@ -188,8 +230,12 @@ def _row(case_id: str, value: str, type_: str, static: bool, hashable: bool) -> 
     static_reason = _expected(STATIC_REASONS, case_id, static, "static")
     hash_reason = _expected(HASHABLE_REASONS, case_id, hashable, "hashable")
 
-    def call(callee: str, reason: str | None = static_reason) -> str:
+    declared = DECLARED_REASONS.get(case_id, static_reason)
+
+    def call(callee: str, reason: str | None = declared) -> str:
         return _CALL.format(callee=callee, reason=reason) if reason else ""
+
+    plain_literal = PLAIN_LITERAL_REASONS.get(case_id, hash_reason)
 
     return {
         "id": case_id,
@@ -200,6 +246,7 @@ def _row(case_id: str, value: str, type_: str, static: bool, hashable: bool) -> 
         "jit_error": call("takes_static"),
         "hashable_error": _JAX.format(reason=hash_reason) if hash_reason else "",
         "plain_error": _PLAIN.format(reason=hash_reason) if hash_reason else "",
+        "plain_literal_error": _PLAIN.format(reason=plain_literal) if plain_literal else "",
     }
 
 
@@ -216,11 +263,12 @@ _Dumper.add_representer(str, _str)
 
 
 def render() -> str:
-    rows = [_row(c.id, c.value, c.type, c.static, c.hashable) for c in CASES]
+    rows = [_row(c.id, c.value, c.type, c.static, HASHABLE_ON_PYTHON.get(c.id, c.hashable)) for c in CASES]
     case = {
         "case": "static_rule",
         "parametrized": rows,
         "main": _MAIN.format(prelude=PRELUDE.rstrip("\n")),
+        "mypy_config": f"python_version = {PYTHON[0]}.{PYTHON[1]}",
     }
     header = textwrap.dedent(
         """\
@@ -233,9 +281,47 @@ def render() -> str:
     return header + body
 
 
+_STEP = 'Argument "{param}" to "{callee}" cannot be static: "Array" is an array; pass a hashable value or a builtin container of them'
+CALL_REASONS: dict[str, str] = {
+    "kwargs_typed_dict_of_arrays": _STEP.format(param="cfg", callee="step"),
+    "kwargs_literal_with_array": _STEP.format(param="cfg", callee="step"),
+    "args_tuple_with_array": _STEP.format(param="cfg", callee="step"),
+    "options_collect_an_array": _STEP.format(param="**options", callee="options_step"),
+    "options_literal_splat_with_array": _STEP.format(param="**options", callee="options_step"),
+    "partial_variable_list": (
+        'Argument "mode" to "apply" is static under jax.jit and must be hashable: "list" sets __hash__ to None; '
+        "pass a hashable value (tuple, frozenset, frozen dataclass), or mark the parameter jaxstatic.Static and "
+        "compile with jaxstatic.jit"
+    ),
+}
+"""What the plugin says at each call the runtime refuses (a call case without an entry is an error)."""
+
+_CALL_MAIN = """\
+{prelude}
+{{{{ setup }}}}
+{{{{ call }}}}{{% if error %}}  # E: {{{{ error }}}}  [jaxstatic-unhashable]{{% endif %}}
+"""
+
+
+def render_calls() -> str:
+    rows = []
+    for c in CALL_CASES:
+        error = _expected(CALL_REASONS, c.id, c.static, "static") or ""
+        rows.append({"id": c.id, "setup": c.setup or "pass", "call": c.call, "error": error})
+    case = {"case": "call_shapes", "parametrized": rows, "main": _CALL_MAIN.format(prelude=CALL_PRELUDE.rstrip("\n"))}
+    header = textwrap.dedent(
+        """\
+        # GENERATED by tests/typecheck/generate.py from tests/static_cases.py (CALL_CASES) -- do not edit by hand.
+        # One mypy run per call: the plugin reports exactly the calls the runtime refuses.
+        """
+    )
+    return header + yaml.dump([case], Dumper=_Dumper, sort_keys=False, width=10_000, allow_unicode=True)
+
+
 def main() -> None:
     OUTPUT.write_text(render())
-    print(f"wrote {OUTPUT}")
+    CALL_OUTPUT.write_text(render_calls())
+    print(f"wrote {OUTPUT} and {CALL_OUTPUT}")
 
 
 if __name__ == "__main__":

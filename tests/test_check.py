@@ -1,0 +1,111 @@
+"""``jaxstatic-check`` over a small project that does not use mypy: only jaxstatic's diagnostics, exit 1 with them,
+quiet and 0 without; GitHub annotations; ``[tool.jaxstatic]`` and the project's mypy configuration read."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jaxstatic import _check_cli
+from jaxstatic.check import main
+
+pytest.importorskip("mypy")
+
+# Untyped imports, an untyped function and a type error mypy would report: none of it is jaxstatic's to say.
+_TRAIN = textwrap.dedent(
+    """\
+    import dataclasses
+
+    import jax.numpy as jnp
+    import not_installed_anywhere
+
+    from jaxstatic import Static, jit
+
+
+    @dataclasses.dataclass
+    class Cfg:
+        lr: float
+
+
+    @jit
+    def step(x, cfg: Static[Cfg]):
+        return x * cfg.lr
+
+
+    def train():
+        step(jnp.zeros(3), Cfg(0.1))
+        wrong: int = "not an int"
+        return not_installed_anywhere.go(wrong)
+    """
+)
+_CLEAN = "def helper(x):\n    return x + 1\n"
+_MESSAGE = (
+    'Argument "cfg" to "step" cannot be static: "Cfg" is a dataclass with eq=True, frozen=False; '
+    "pass a hashable value or a builtin container of them"
+)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("project")
+    (root / "train.py").write_text(_TRAIN)
+    (root / "clean.py").write_text(_CLEAN)
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _in_project(project: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    # one cache for the module's runs (mypy cold over jax takes a while), none in the user's home
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def test_reports_only_jaxstatic_diagnostics(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train.py", "clean.py"]) == 1
+    out, err = capsys.readouterr()
+    assert out == f"train.py:20: error: {_MESSAGE}  [jaxstatic-unhashable]\n"
+    assert err == ""
+    assert not (Path.cwd() / ".mypy_cache").exists()
+
+
+def test_quiet_and_zero_when_nothing_is_found(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["clean.py"]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
+def test_github_annotations(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--format", "github", "train.py"]) == 1
+    # the message is data: only %, CR and LF are escaped there
+    assert capsys.readouterr().out == f"::error file=train.py,line=20,col=24,title=jaxstatic-unhashable::{_MESSAGE}\n"
+
+
+def test_reads_tool_jaxstatic_and_keeps_the_mypy_configuration(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.mypy]\nplugins = ["some.plugin"]\n\n[[tool.mypy.overrides]]\nmodule = ["train"]\n'
+        'ignore_errors = true\n\n[tool.jaxstatic]\npaths = ["train.py"]\ncheck_untyped_defs = true\n'
+    )
+    try:
+        config = _check_cli.read_config(project)
+    finally:
+        (project / "pyproject.toml").unlink()
+    assert config.paths == ["train.py"]
+    assert config.sections["mypy"] == {"plugins": ["some.plugin", "jaxstatic_mypy"], "check_untyped_defs": True}
+    assert config.sections["mypy-train"] == {"ignore_errors": True}
+    assert "[mypy-train]\nignore_errors = True" in _check_cli.render_ini(config.sections)
+
+
+def test_defaults_without_a_configuration(project: Path) -> None:
+    config = _check_cli.read_config(project)
+    assert config.paths == ["."]
+    assert config.sections["mypy"]["ignore_missing_imports"] is True
+    assert config.sections["mypy"]["plugins"] == ["jaxstatic_mypy"]
+
+
+def test_python_dash_m(project: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "jaxstatic.check", "clean.py"], capture_output=True, text=True,
+                          cwd=project, timeout=600)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
