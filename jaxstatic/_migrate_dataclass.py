@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import libcst as cst
 from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
-from ._migrate_common import Left, Rule, Site, code, js_attr, keyword, without
+from ._migrate_common import Left, Rule, Site, code, keyword, without
 
 JS_FIELD = frozenset({"default", "default_factory", "init", "repr", "metadata", "kw_only"})
 
@@ -94,9 +93,8 @@ class _DataclassRule(Rule):
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         if all(a.keyword and a.keyword.value in JS_FIELD for a in rest):
             self.need_js()
-            return {"value": cst.Call(js_attr("field"), args)}
-        AddImportsVisitor.add_needed_import(self.context, "dataclasses")
-        return {"value": cst.Call(cst.Attribute(cst.Name("dataclasses"), cst.Name("field")), args)}
+            return {"value": cst.Call(self.js_attr("field"), args)}
+        return {"value": cst.Call(cst.Attribute(self.need("dataclasses"), cst.Name("field")), args)}
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         if not self.converting.pop():
@@ -104,7 +102,7 @@ class _DataclassRule(Rule):
         decorator = self.decorator_of(original_node)
         assert decorator is not None
         self.drop_imports_of(decorator)
-        decorators = [d.with_changes(decorator=js_attr("dataclass")) if d is self._same(updated_node, decorator)
+        decorators = [d.with_changes(decorator=self.js_attr("dataclass")) if d is self._same(updated_node, decorator)
                       else d for d in updated_node.decorators]
         self.need_js()
         self.converted(original_node, f"class {original_node.name.value} is a js.dataclass")
@@ -151,8 +149,7 @@ class JaxDataclasses(_DataclassRule):
         if not self.is_one_of(original_node.value, ("jax_dataclasses.Static",)):
             return updated_node
         self.drop_imports_of(original_node.value)
-        AddImportsVisitor.add_needed_import(self.context, "jaxstatic", "Static")
-        return updated_node.with_changes(value=cst.Name("Static"))
+        return updated_node.with_changes(value=self.need("Static"))
 
     def _jdc_jit(self, node: cst.FunctionDef) -> cst.Decorator | None:
         for d in node.decorators:
@@ -173,7 +170,7 @@ class JaxDataclasses(_DataclassRule):
         self.need_js()
         index = original_node.decorators.index(decorator)
         new = updated_node.decorators[index].decorator
-        new = new.with_changes(func=js_attr("jit")) if isinstance(new, cst.Call) else js_attr("jit")
+        new = new.with_changes(func=self.js_attr("jit")) if isinstance(new, cst.Call) else self.js_attr("jit")
         decorators = list(updated_node.decorators)
         decorators[index] = decorators[index].with_changes(decorator=new)
         self.converted(original_node, f"{original_node.name.value}(): @jdc.jit is @js.jit")
@@ -219,9 +216,9 @@ class FlaxStruct(_DataclassRule):
         body = updated.body
         if any(isinstance(s, cst.FunctionDef) and s.name.value == "replace" for s in body.body):
             return updated
-        AddImportsVisitor.add_needed_import(self.context, "dataclasses")
+        module = self.need("dataclasses").value
         method = cst.parse_statement(
-            "def replace(self, **changes):\n    return dataclasses.replace(self, **changes)\n",
+            f"def replace(self, **changes):\n    return {module}.replace(self, **changes)\n",
             config=self.module_config())
         assert isinstance(body, cst.IndentedBlock)
         blank = cst.EmptyLine(indent=False)

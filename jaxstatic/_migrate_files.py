@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 import pathlib
-from collections.abc import Iterable
+import subprocess
+from collections.abc import Iterable, Iterator
 
 import libcst as cst
 
@@ -74,3 +76,45 @@ class Elsewhere:
             names = [d.name.value for d in defs] + bound
             self._defs[path] = {d.name.value: d for d in defs if names.count(d.name.value) == 1}
         return self._defs[path].get(name)
+
+
+def python_files(paths: Iterable[str]) -> Iterator[pathlib.Path]:
+    """Each ``.py`` file given, or found under a folder given. A folder walk skips hidden folders, caches, virtual
+    environments (a folder holding ``pyvenv.cfg``, or named ``site-packages``/``dist-packages``: installed code is
+    not the project's) and whatever ``git`` ignores there; a file named on the command line is always taken."""
+    for given in map(pathlib.Path, paths):
+        if not given.is_dir():
+            yield given
+            continue
+        found = sorted(_walk(given))
+        ignored = _git_ignored(given, found)
+        yield from (f for f in found if f not in ignored)
+
+
+def _walk(top: pathlib.Path) -> Iterator[pathlib.Path]:
+    for folder, dirs, files in os.walk(top):
+        # pruned here, so a virtual environment's thousands of files are never listed
+        dirs[:] = [d for d in dirs if not _skipped(pathlib.Path(folder, d))]
+        yield from (pathlib.Path(folder, f) for f in files if f.endswith(".py"))
+
+
+def _skipped(folder: pathlib.Path) -> bool:
+    name = folder.name
+    return (name.startswith(".") or name in ("__pycache__", "site-packages", "dist-packages")
+            or (folder / "pyvenv.cfg").exists())
+
+
+def _git_ignored(top: pathlib.Path, files: list[pathlib.Path]) -> set[pathlib.Path]:
+    """Those of ``files`` that ``git`` ignores (a tracked file never is); none when ``top`` is not in a git work tree or git is missing."""
+    if not files:
+        return set()
+    try:
+        result = subprocess.run(["git", "-C", str(top), "check-ignore", "--stdin", "-z"],
+                                input=b"\0".join(os.fsencode(f.resolve()) for f in files), capture_output=True,
+                                timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if result.returncode not in (0, 1):  # 128: not a work tree
+        return set()
+    ignored = {pathlib.Path(os.fsdecode(p)) for p in result.stdout.split(b"\0") if p}
+    return {f for f in files if f.resolve() in ignored}

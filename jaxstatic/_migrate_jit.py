@@ -19,7 +19,6 @@ from ._migrate_common import (
     Left,
     Rule,
     code,
-    js_attr,
     literal_ints,
     literal_strs,
     star_args,
@@ -131,8 +130,8 @@ class _Jitting(Rule):
         self.need_js()
         args = without(call.args, [*statics, *call.args[:1]] if drop_first else statics)
         if not args:
-            return js_attr(transform.name)
-        return call.with_changes(func=js_attr(transform.name), args=args)
+            return self.js_attr(transform.name)
+        return call.with_changes(func=self.js_attr(transform.name), args=args)
 
 
 class _DecoratorRule(_Jitting):
@@ -308,7 +307,7 @@ class _CallRule(_Jitting):
                                            a.keyword.value in {s.keyword.value for s in statics if s.keyword}])
         self.drop_imports_of(original_node.func)
         self.need_js()
-        return updated_node.with_changes(func=js_attr(self.TRANSFORM.name), args=kept)
+        return updated_node.with_changes(func=self.js_attr(self.TRANSFORM.name), args=kept)
 
 
 class JitCall(_CallRule):
