@@ -25,8 +25,16 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 
 from . import _migrate_dataclass, _migrate_jit
-from ._migrate_common import ALIASES, STRICT, Rule, Site, free_names
-from ._migrate_files import KEY, Elsewhere, Request, python_files
+from ._migrate_common import ALIASES, CONVERTED, LEAVE, STRICT, Rule, Site, free_names
+from ._migrate_files import (
+    KEY,
+    ClassInfo,
+    Elsewhere,
+    Request,
+    classes_of,
+    leave_bases,
+    python_files,
+)
 from ._migrate_jit import Unrecognised
 
 RULES: tuple[type[Rule], ...] = (*_migrate_jit.RULES, *_migrate_dataclass.RULES, Unrecognised)
@@ -37,7 +45,28 @@ def migrate_source(source: str | bytes, path: str, elsewhere: Elsewhere | None =
     """The module ``source`` converted by every rule, and the sites each looked at. Raises ParserSyntaxError.
 
     ``elsewhere``: the other files given, for functions jitted in one file and defined in another. ``strict``:
-    convert only what the source proves safe (``--strict``)."""
+    convert only what the source proves safe (``--strict``). Converted again, leaving more, while a class it
+    made a ``js.dataclass`` has a subclass in the file that is not one (``leave_bases``)."""
+    leave = {} if elsewhere is None else {n: why for (p, n), why in elsewhere.leave.items() if p == path}
+    classes: list[ClassInfo] | None = None
+    while True:
+        converted: set[str] = set()
+        module, sites = _rules(source, path, elsewhere, strict, {LEAVE: leave, CONVERTED: converted})
+        if not converted:
+            break
+        classes = classes_of(path, source) if classes is None else classes
+        more = {n: why for (_, n), why in leave_bases(classes, {(path, c) for c in converted}).items()
+                if n not in leave}
+        if not more:
+            break
+        leave = {**leave, **more}
+    if elsewhere is not None:
+        elsewhere.converted[path] = converted
+    return module, sites
+
+
+def _rules(source: str | bytes, path: str, elsewhere: Elsewhere | None, strict: bool, shared: dict[str, object]
+           ) -> tuple[cst.Module, list[Site]]:
     module = cst.parse_module(source)
     sites: list[Site] = []
     text = module.code
@@ -55,8 +84,8 @@ def migrate_source(source: str | bytes, path: str, elsewhere: Elsewhere | None =
         if not rule.applies(text):
             continue
         found: list[Site] = []
-        context = CodemodContext(filename=path, scratch={KEY: elsewhere, STRICT: strict, ALIASES: aliases})
-        module = rule(context, found).transform_module(module)
+        scratch = {KEY: elsewhere, STRICT: strict, ALIASES: aliases, **shared}
+        module = rule(CodemodContext(filename=path, scratch=scratch), found).transform_module(module)
         sites += [dataclasses.replace(s, line=to_original[min(s.line, len(to_original) - 1)]) for s in found]
         after = module.code
         if after != text:
@@ -110,9 +139,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _convert(paths: Sequence[pathlib.Path], elsewhere: Elsewhere, strict: bool
-             ) -> dict[pathlib.Path, tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError]:
-    results: dict[pathlib.Path, tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError] = {}
+Result = tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError
+
+
+def _convert(paths: Sequence[pathlib.Path], elsewhere: Elsewhere, strict: bool) -> dict[pathlib.Path, Result]:
+    results: dict[pathlib.Path, Result] = {}
     for path in paths:
         before = path.read_bytes()
         try:
@@ -153,6 +184,25 @@ def _settle(elsewhere: Elsewhere, results: dict[pathlib.Path, object]) -> tuple[
     return targets, callers
 
 
+def _settle_classes(paths: Sequence[pathlib.Path], elsewhere: Elsewhere, results: dict[pathlib.Path, Result],
+                    strict: bool) -> None:
+    """Leave each converted class that a class of another file given subclasses without being converted, and
+    convert its file again; until no more are left (each round leaves more, so it ends)."""
+    classes: list[ClassInfo] | None = None
+    while True:
+        converted = {(p, n) for p, names in elsewhere.converted.items() for n in names}
+        if not converted:
+            return
+        if classes is None:
+            classes = [c for p in paths for c in classes_of(str(p), p.read_bytes())]
+        more = {k: why for k, why in leave_bases(classes, converted).items() if k not in elsewhere.leave}
+        if not more:
+            return
+        elsewhere.leave.update(more)
+        again = {p for p, _ in more}
+        results.update(_convert([p for p in paths if str(p) in again], elsewhere, strict))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     write = not (args.diff or args.check)
@@ -163,11 +213,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     elsewhere.requests.clear()
     again = [p for p in paths if str(p) in targets | callers]
     results.update(_convert(again, elsewhere, args.strict))
+    _settle_classes(paths, elsewhere, results, args.strict)
     return _report(results, args.diff, args.check, write)
 
 
-def _report(results: dict[pathlib.Path, tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError],
-            diff: bool, check: bool, write: bool) -> int:
+def _report(results: dict[pathlib.Path, Result], diff: bool, check: bool, write: bool) -> int:
     # with --diff, stdout is the patch alone: what the tool has to say goes to stderr
     say = sys.stderr if diff else sys.stdout
     sites: list[Site] = []

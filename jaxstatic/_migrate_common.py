@@ -25,6 +25,8 @@ from libcst.metadata import (
 
 STATIC_NAMES = frozenset({"jaxstatic.Static", "jaxstatic._annotations.Static"})
 STRICT = "jaxstatic.migrate.strict"  # CodemodContext.scratch: --strict given
+LEAVE = "jaxstatic.migrate.leave"  # CodemodContext.scratch: classes of this file to leave, by name, and why
+CONVERTED = "jaxstatic.migrate.converted"  # CodemodContext.scratch: the set the classes converted are added to
 ALIASES = "jaxstatic.migrate.aliases"  # CodemodContext.scratch: the names free_names chose for this file
 # each name the converted code uses: the import it must come from, and the names tried in turn for it when the
 # file binds that name to something else anywhere (a local, a parameter, a class attribute would shadow it)
@@ -256,3 +258,69 @@ def _imports(node: cst.CSTNode, name: str, source: str, obj: str | None) -> bool
         return (obj is not None and code(node.module) in (source, "typing_extensions")
                 and any(code(a.name) == obj and (a.evaluated_alias or obj) == name for a in node.names))
     return False
+
+
+# what an annotation says a static value may be. A name holding one of these words may be an array, which
+# Static refuses (JAX kept it as metadata, compared by identity); Any and object may be anything
+_ARRAYISH = ("array", "tensor", "pytree", "params")
+_ANYTHING = frozenset({"Any", "object"})
+# the types --strict takes an annotation's word for: builtins a static value of that type is hashable as
+_BUILTIN = frozenset({"int", "float", "bool", "str", "bytes", "complex", "None", "tuple", "Tuple", "frozenset",
+                      "FrozenSet", "list", "List", "dict", "Dict", "set", "Set", "Literal", "Optional", "Union",
+                      "Callable", "type", "Type", "Hashable", "Enum"})
+_OPAQUE = frozenset({"Callable", "type", "Type", "Literal"})  # what their brackets hold is no value of the field
+
+
+def might_hold(annotation: cst.BaseExpression | None, strict: bool) -> str | None:
+    """What a static value annotated ``annotation`` might be that ``Static`` refuses, or None when the annotation
+    rules that out: unannotated, ``Any`` or ``object`` may be anything; a type named like an array may be one;
+    under ``strict`` a type that is not a builtin (a class of the project or of a library) might be unhashable."""
+    if annotation is None:
+        return "any value (it is not annotated), an array among them"
+    if isinstance(annotation, (cst.SimpleString, cst.ConcatenatedString)):
+        return "a value of a type named in a string, which the tool does not read" if strict else None
+    for word in _words(annotation):
+        if word in _ANYTHING:
+            return f"any value (it is annotated {word}), an array among them"
+        if any(a in word.lower() for a in _ARRAYISH):
+            return f"an array (it is annotated {code(annotation)})"
+        if strict and word not in _BUILTIN:
+            return f"an unhashable value: {word} is not a builtin type, so --strict cannot tell"
+    return None
+
+
+def _words(node: cst.BaseExpression) -> list[str]:
+    """The last part of each name in an annotation (``jax.Array``: ``Array``), not looking into ``Callable[...]``."""
+    if isinstance(node, cst.Name):
+        return [node.value]
+    if isinstance(node, cst.Attribute):
+        return [node.attr.value]
+    if isinstance(node, cst.Subscript):
+        head = _words(node.value)
+        if head and head[-1] in _OPAQUE:
+            return head
+        inner = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+        return head + [w for i in inner for w in _words(i)]
+    if isinstance(node, cst.BinaryOperation):
+        return _words(node.left) + _words(node.right)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [w for e in node.elements for w in _words(e.value)]
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+        return []
+    return ["<expression>"]
+
+
+def admits_none(annotation: cst.BaseExpression) -> bool:
+    """Whether ``None`` is a value of ``annotation`` (it names None, Optional, Any or object)."""
+    if isinstance(annotation, (cst.SimpleString, cst.ConcatenatedString)):
+        return "None" in code(annotation)
+    return bool(({"None", "Optional"} | _ANYTHING) & set(_words(annotation)))
+
+
+def or_none(annotation: cst.BaseExpression) -> cst.BaseExpression:
+    """``T | None``; in a string when ``T`` is one, which ``|`` cannot join at run time."""
+    if isinstance(annotation, cst.SimpleString):
+        text = annotation.value
+        quote = text[-3:] if text[-3:] in ('"""', "\'\'\'") else text[-1]
+        return annotation.with_changes(value=text[: -len(quote)] + " | None" + quote)
+    return cst.BinaryOperation(annotation, cst.BitOr(), cst.Name("None"))

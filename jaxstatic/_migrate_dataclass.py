@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod import CodemodContext
 
-from ._migrate_common import Left, Rule, Site, code, keyword, without
+from ._migrate_common import CONVERTED, LEAVE, Left, Rule, Site, code, keyword, might_hold, without
 
 JS_FIELD = frozenset({"default", "default_factory", "init", "repr", "metadata", "kw_only"})
 
@@ -47,7 +47,7 @@ class _DataclassRule(Rule):
             assert decorator is not None
             if isinstance(decorator.decorator, cst.Call):
                 raise Left(f"@{code(decorator.decorator)} takes options; convert class {node.name.value} by hand")
-            reason = self.file_reason()
+            reason = self.file_reason() or self.context.scratch.get(LEAVE, {}).get(node.name.value)
             if reason:
                 raise Left(reason)
             fields = self.read_fields(node)
@@ -68,10 +68,21 @@ class _DataclassRule(Rule):
                 if isinstance(value, cst.Call) and self.is_one_of(value.func, (self.STATIC_FIELD,)):
                     assert isinstance(stmt, cst.AnnAssign)
                     found[stmt] = self.read_field(value)
+                    self.check_static(stmt, found[stmt][0])
         return found
 
     def read_field(self, call: cst.Call) -> tuple[bool, list[cst.Arg]]:
         raise NotImplementedError
+
+    def check_static(self, stmt: cst.AnnAssign, static: bool) -> None:
+        """Leave a static field whose annotation lets it hold a value ``Static`` refuses at construction (an
+        array: the library kept it as metadata, compared by identity, and never hashed it outside a jit)."""
+        if not static or self.is_static(stmt.annotation):
+            return
+        what = might_hold(stmt.annotation.annotation, self.strict)
+        if what is not None:
+            raise Left(f"static field {code(stmt.target)} might hold {what}, which Static refuses; give it a "
+                       "hashable type, or convert the class by hand")
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign) -> cst.AnnAssign:
         if original_node not in self.fields:
@@ -106,6 +117,7 @@ class _DataclassRule(Rule):
                       else d for d in updated_node.decorators]
         self.need_js()
         self.converted(original_node, f"class {original_node.name.value} is a js.dataclass")
+        self.context.scratch.get(CONVERTED, set()).add(original_node.name.value)
         return self.finish(original_node, updated_node.with_changes(decorators=decorators))
 
     @staticmethod

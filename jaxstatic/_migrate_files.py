@@ -36,6 +36,8 @@ class Elsewhere:
     requests: list[Request] = dataclasses.field(default_factory=list)
     deny: dict[tuple[str, str], str] = dataclasses.field(default_factory=dict)  # (path, function) -> why
     annotate: dict[str, dict[str, frozenset[str]]] = dataclasses.field(default_factory=dict)  # path -> {f: names}
+    converted: dict[str, set[str]] = dataclasses.field(default_factory=dict)  # path -> classes made js.dataclass
+    leave: dict[tuple[str, str], str] = dataclasses.field(default_factory=dict)  # (path, class) -> why
     _defs: dict[str, dict[str, cst.FunctionDef]] = dataclasses.field(default_factory=dict)
 
     @classmethod
@@ -118,3 +120,49 @@ def _git_ignored(top: pathlib.Path, files: list[pathlib.Path]) -> set[pathlib.Pa
         return set()
     ignored = {pathlib.Path(os.fsdecode(p)) for p in result.stdout.split(b"\0") if p}
     return {f for f in files if f.resolve() in ignored}
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassInfo:
+    """A class statement of a file given: where, and the last part of each base's name (``base.Base``: ``Base``)."""
+
+    path: str
+    line: int
+    name: str
+    bases: tuple[str, ...]
+
+
+def classes_of(path: str, source: str | bytes) -> list[ClassInfo]:
+    """Every class statement of ``source`` (nested ones too); none when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    return [ClassInfo(path, node.lineno, node.name, tuple(_tail(b) for b in node.bases))
+            for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+
+
+def _tail(base: ast.expr) -> str:
+    base = base.value if isinstance(base, ast.Subscript) else base
+    return base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else ""
+
+
+def leave_bases(classes: Iterable[ClassInfo], converted: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The converted classes (``(path, name)``) to leave after all: those some class not converted subclasses.
+
+    A ``js.dataclass`` refuses an undecorated subclass (JAX would take it for a leaf), and a Flax or
+    jax_dataclasses subclass is one; the other way round (a ``js.dataclass`` below a Flax class) works. Bases
+    are matched by name alone, so a same-named class of another file counts too: that leaves more, never less.
+    """
+    by_name: dict[str, list[tuple[str, str]]] = {}
+    for path, name in converted:
+        by_name.setdefault(name, []).append((path, name))
+    leave: dict[tuple[str, str], str] = {}
+    for sub in classes:
+        if (sub.path, sub.name) in converted:
+            continue
+        for base in sub.bases:
+            for key in by_name.get(base, []):
+                leave.setdefault(key, f"class {sub.name} ({sub.path}:{sub.line}) subclasses it and is not "
+                                      "converted; a js.dataclass needs each subclass decorated")
+    return leave

@@ -18,9 +18,11 @@ from libcst.metadata import Assignment, ParentNodeProvider, PositionProvider, Sc
 from ._migrate_common import (
     Left,
     Rule,
+    admits_none,
     code,
     literal_ints,
     literal_strs,
+    or_none,
     star_args,
     without,
 )
@@ -99,6 +101,8 @@ class _Jitting(Rule):
                     if s not in named:
                         raise Left(f"{option} names {s!r}, which is not a named parameter of {fn.name.value}()")
                     names.add(s)
+        if self.strict:
+            self.strict_check(fn, names)
         annotated = [p.name.value for p in [*positional, *params.kwonly_params]
                      if self.is_static(p.annotation) and p.name.value not in names]
         if annotated:
@@ -107,13 +111,29 @@ class _Jitting(Rule):
                        "traces")
         return names
 
+    def strict_check(self, fn: cst.FunctionDef, names: set[str]) -> None:
+        """--strict: js.jit checks each static value against its ``T`` and warns on a mismatch, which a caller
+        the tool cannot see might cause; so only parameters that declare no type (``Static[Any]``) are made
+        static."""
+        params = fn.params
+        for p in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            annotation = p.annotation.annotation if p.annotation else None
+            if p.name.value in names and annotation is not None and code(annotation) not in ("Any", "typing.Any"):
+                raise Left(f"{fn.name.value}(): parameter {p.name.value!r} is annotated {code(annotation)}, and "
+                           "js.jit warns when a caller passes another type; --strict converts only parameters "
+                           "annotated Any or not at all")
+
     def annotate(self, fn: cst.FunctionDef, names: set[str]) -> cst.FunctionDef:
         """``fn`` with each parameter in ``names`` annotated ``Static[...]``."""
 
         def one(p: cst.Param) -> cst.Param:
             if p.name.value not in names or self.is_static(p.annotation):
                 return p
-            static = self.static_of(p.annotation.annotation if p.annotation else None)
+            annotation = p.annotation.annotation if p.annotation else None
+            if annotation is not None and _is_none(p.default) and not admits_none(annotation):
+                # "axis: int = None" ran clean under jax.jit; Static[int] would warn at every call given None
+                annotation = or_none(annotation)
+            static = self.static_of(annotation)
             # "n=1" gains spaces with its annotation: "n: Static[Any] = 1", as PEP 8 writes it
             equal = cst.AssignEqual() if p.annotation is None and p.default is not None else p.equal
             return p.with_changes(annotation=static, equal=equal)
@@ -132,6 +152,10 @@ class _Jitting(Rule):
         if not args:
             return self.js_attr(transform.name)
         return call.with_changes(func=self.js_attr(transform.name), args=args)
+
+
+def _is_none(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 class _DecoratorRule(_Jitting):
