@@ -30,6 +30,7 @@ from ._migrate_files import (
     KEY,
     ClassInfo,
     Elsewhere,
+    Key,
     Request,
     classes_of,
     leave_bases,
@@ -47,16 +48,16 @@ def migrate_source(source: str | bytes, path: str, elsewhere: Elsewhere | None =
     ``elsewhere``: the other files given, for functions jitted in one file and defined in another. ``strict``:
     convert only what the source proves safe (``--strict``). Converted again, leaving more, while a class it
     made a ``js.dataclass`` has a subclass in the file that is not one (``leave_bases``)."""
-    leave = {} if elsewhere is None else {n: why for (p, n), why in elsewhere.leave.items() if p == path}
+    leave = {} if elsewhere is None else {k: why for (p, k), why in elsewhere.leave.items() if p == path}
     classes: list[ClassInfo] | None = None
     while True:
-        converted: set[str] = set()
+        converted: set[Key] = set()
         module, sites = _rules(source, path, elsewhere, strict, {LEAVE: leave, CONVERTED: converted})
         if not converted:
             break
         classes = classes_of(path, source) if classes is None else classes
-        more = {n: why for (_, n), why in leave_bases(classes, {(path, c) for c in converted}).items()
-                if n not in leave}
+        more = {k: why for (_, k), why in leave_bases(classes, {(path, c) for c in converted}).items()
+                if k not in leave}
         if not more:
             break
         leave = {**leave, **more}

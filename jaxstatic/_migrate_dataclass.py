@@ -26,6 +26,9 @@ class _DataclassRule(Rule):
     def __init__(self, context: CodemodContext, sites: list[Site]) -> None:
         super().__init__(context, sites)
         self.converting: list[bool] = []
+        # each class by name and how many of that name came before it in the file: how files' passes name it
+        self.seen: dict[str, int] = {}
+        self.keys: list[tuple[str, int]] = []
         self.fields: dict[cst.AnnAssign, tuple[bool, list[cst.Arg]]] = {}
 
     def file_reason(self) -> str | None:
@@ -36,6 +39,9 @@ class _DataclassRule(Rule):
         return next((d for d in node.decorators if self.is_one_of(d.decorator, (self.DECORATOR,))), None)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        name = node.name.value
+        self.keys.append((name, self.seen.get(name, 0)))
+        self.seen[name] = self.seen.get(name, 0) + 1
         decorator = self.decorator_of(node)
         base = next((b for b in node.bases if self.is_one_of(b.value, self.BASES)), None)
         if decorator is None and base is None:
@@ -47,7 +53,7 @@ class _DataclassRule(Rule):
             assert decorator is not None
             if isinstance(decorator.decorator, cst.Call):
                 raise Left(f"@{code(decorator.decorator)} takes options; convert class {node.name.value} by hand")
-            reason = self.file_reason() or self.context.scratch.get(LEAVE, {}).get(node.name.value)
+            reason = self.file_reason() or self.context.scratch.get(LEAVE, {}).get(self.keys[-1])
             if reason:
                 raise Left(reason)
             fields = self.read_fields(node)
@@ -108,6 +114,7 @@ class _DataclassRule(Rule):
         return {"value": cst.Call(cst.Attribute(self.need("dataclasses"), cst.Name("field")), args)}
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        key = self.keys.pop()
         if not self.converting.pop():
             return updated_node
         decorator = self.decorator_of(original_node)
@@ -117,7 +124,7 @@ class _DataclassRule(Rule):
                       else d for d in updated_node.decorators]
         self.need_js()
         self.converted(original_node, f"class {original_node.name.value} is a js.dataclass")
-        self.context.scratch.get(CONVERTED, set()).add(original_node.name.value)
+        self.context.scratch.get(CONVERTED, set()).add(key)
         return self.finish(original_node, updated_node.with_changes(decorators=decorators))
 
     @staticmethod
@@ -215,6 +222,10 @@ class FlaxStruct(_DataclassRule):
     BASES = ("flax.struct.PyTreeNode",)
 
     def read_field(self, call: cst.Call) -> tuple[bool, list[cst.Arg]]:
+        if keyword(call, "metadata") is not None:
+            # Flax adds pytree_node to it, and code that passes metadata reads it: it would find that key no more
+            raise Left(f"{code(call)[:60]} passes metadata, which Flax extends with pytree_node; convert the class "
+                       "by hand")
         positional = [a for a in call.args if a.keyword is None]
         flag = keyword(call, "pytree_node") or (positional[0] if positional else None)
         if flag is None:

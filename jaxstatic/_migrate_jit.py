@@ -10,6 +10,7 @@ between). Every other option is kept as written: ``js.jit`` takes each ``jax.jit
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 
 import libcst as cst
@@ -326,6 +327,9 @@ class _CallRule(_Jitting):
         why = elsewhere.deny.get((path, alias.evaluated_name))
         if why:
             raise Left(why)
+        if elsewhere.used_elsewhere(path, alias.evaluated_name):
+            raise Left(f"{name} is also used in {path} where its annotations may be read (given to a function, "
+                       "not called): annotating it would change what that does")
         self.external[fn] = (path, alias.evaluated_name)
         return fn
 
@@ -405,10 +409,12 @@ class Forwarded(_Jitting):
 
     CODE = "JS003"
     TRIGGERS = ("**",)
+    # "jit(" or "jit," then "**" within the brackets: the files that may hold one (a rule pass costs a parse's time)
+    _MAY_FORWARD = re.compile(r"\b(?:jit|pmap)\b\s*[(,](?:[^()]|\([^()]*\))*?\*\*")
 
     @classmethod
     def applies(cls, source: str) -> bool:
-        return super().applies(source) and ("jit" in source or "pmap" in source)
+        return super().applies(source) and cls._MAY_FORWARD.search(source) is not None
 
     def visit_Call(self, node: cst.Call) -> None:
         star = next((a for a in node.args if a.star == "**"), None)
