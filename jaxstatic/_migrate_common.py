@@ -231,8 +231,8 @@ def free_names(module: cst.Module) -> dict[str, str] | tuple[int, str]:
     for wanted, (source, obj) in IMPORTED.items():
         free = next((c for c in CANDIDATES[wanted] if _free(scopes, c, source, obj, c == wanted)), None)
         if free is None:
-            node = next(a.node for s in scopes for a in s.assignments[wanted])
-            return positions[node].start.line if node in positions else 1, wanted
+            nodes = [a.node for s in scopes for a in s.assignments[wanted] if isinstance(a, Assignment)]
+            return (positions[nodes[0]].start.line if nodes and nodes[0] in positions else 1), wanted
         chosen[wanted] = free
     return chosen
 
@@ -241,8 +241,8 @@ def _free(scopes: Collection[Scope], name: str, source: str, obj: str | None, ow
     """Whether ``name`` can be bound to ``source``'s ``obj`` everywhere in the file."""
     for scope in scopes:
         for assignment in scope.assignments[name]:
-            ours = own and isinstance(scope, GlobalScope) and isinstance(assignment, Assignment)
-            if not (ours and _imports(assignment.node, name, source, obj)):
+            if not (own and isinstance(scope, GlobalScope) and isinstance(assignment, Assignment)
+                    and _imports(assignment.node, name, source, obj)):
                 return False
         if any(not access.referents for access in scope.accesses[name]):
             return False  # read, bound nowhere here: a builtin, or from a star import

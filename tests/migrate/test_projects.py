@@ -42,7 +42,7 @@ def download(requirement: str, into: pathlib.Path) -> pathlib.Path:
         raise AssertionError(result.stdout + result.stderr)
     (archive,) = into.glob("*.tar.gz")
     with tarfile.open(archive) as tar:
-        tar.extractall(into, filter="data")
+        tar.extractall(into, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))  # type: ignore[arg-type]
     (folder,) = [p for p in into.iterdir() if p.is_dir()]
     return folder
 
@@ -52,8 +52,8 @@ def outcomes(folder: pathlib.Path, tests: list[str], ignore: list[str]) -> dict[
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-p",
                              "no:randomly", *tests, *(f"--ignore={i}" for i in ignore)],
                             cwd=folder, capture_output=True, text=True, timeout=900)
-    found = dict(reversed(m.groups()) for m in re.finditer(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)",
-                                                            result.stdout, re.MULTILINE))
+    found = {m.group(2): m.group(1) for m in re.finditer(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)",
+                                                         result.stdout, re.MULTILINE)}
     assert found, result.stdout[-3000:] + result.stderr[-3000:]
     return found
 
