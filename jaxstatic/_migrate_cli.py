@@ -6,7 +6,8 @@ and removes those its rewrite left unused. A site a rule cannot convert safely i
 
 Two passes: the first converts every file and collects the calls that jit a function imported from another file
 given (``_migrate_files``); the second annotates those functions where all such calls agree, and converts again
-the files whose calls do not, leaving those calls.
+the files whose calls do not, leaving those calls. Then each class converted that a class of another file
+subclasses without being converted is left, and its file converted again, until none is (``_settle_classes``).
 """
 
 from __future__ import annotations
