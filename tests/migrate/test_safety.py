@@ -320,3 +320,15 @@ def test_strict_converts_only_what_it_can_prove() -> None:
     assert "def untyped(x, n: Static[Any]):" in code
     default, _ = convert(STRICT)
     assert "def typed(x, n: Static[int]):" in default and "spec: Static[mujoco.MjSpec]" in default
+
+
+def test_a_function_its_own_file_gives_away_is_not_annotated_from_another(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ops = "import jaxstatic as js\n\n\ndef power(x, k):\n    return x**k\n\n\nbatched = js.vmap(power)\n"
+    model = "import jax\n\nfrom ops import power\n\nfast = jax.jit(power, static_argnums=1)\n"
+    (tmp_path / "ops.py").write_text(ops)
+    (tmp_path / "model.py").write_text(model)
+    assert main([str(tmp_path)]) == 0
+    assert (tmp_path / "ops.py").read_text() == ops and (tmp_path / "model.py").read_text() == model
+    assert (f"model.py:5: JS003 left: power is also used in {tmp_path / 'ops.py'} where its annotations may be "
+            "read") in capsys.readouterr().out
