@@ -143,7 +143,7 @@ def test_diff_is_a_patch_that_applies(tmp_path: pathlib.Path, case: str, tool: s
     converted = (tmp_path / "a.py").read_bytes()
     assert converted != original and converted.startswith(original[:3] if case == "utf-8 BOM" else b"")
     (tmp_path / "a.py").write_bytes(original)
-    command = ["patch", "-p0", "--quiet"] if tool == "patch" else ["git", "apply", "-p0", "--unsafe-paths", "-"]
+    command = ["patch", "-p0", "--quiet"] if tool == "patch" else ["git", "apply", "-p0", "-"]
     if tool == "git":
         subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     subprocess.run(command, cwd=tmp_path, input=result.stdout, check=True)
