@@ -6,7 +6,8 @@ and removes those its rewrite left unused. A site a rule cannot convert safely i
 
 Two passes: the first converts every file and collects the calls that jit a function imported from another file
 given (``_migrate_files``); the second annotates those functions where all such calls agree, and converts again
-the files whose calls do not, leaving those calls.
+the files whose calls do not, leaving those calls. Then each class converted that a class of another file
+subclasses without being converted is left, and its file converted again, until none is (``_settle_classes``).
 """
 
 from __future__ import annotations
@@ -14,40 +15,70 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import os
 import pathlib
+import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from typing import BinaryIO, TextIO
 
 import libcst as cst
 from libcst.codemod import CodemodContext
-from libcst.metadata import Assignment, GlobalScope, MetadataWrapper, ScopeProvider
 
 from . import _migrate_dataclass, _migrate_donate, _migrate_jit
-from ._migrate_common import Rule, Site
-from ._migrate_files import KEY, Elsewhere, Request
+from ._migrate_common import ALIASES, CONVERTED, LEAVE, STRICT, Rule, Site, free_names
+from ._migrate_files import (
+    KEY,
+    ClassInfo,
+    Elsewhere,
+    Key,
+    Request,
+    classes_of,
+    leave_bases,
+    python_files,
+)
 from ._migrate_jit import Unrecognised
 
 RULES: tuple[type[Rule], ...] = (*_migrate_jit.RULES, *_migrate_dataclass.RULES, *_migrate_donate.RULES, Unrecognised)
-# the names the rewritten code uses, and the imports they must come from
-NAMES = {"js": ("jaxstatic", None), "Static": ("jaxstatic", "Static"), "Any": ("typing", "Any"),
-         "Donate": ("jaxstatic", "Donate")}
 
 
-def migrate_source(source: str | bytes, path: str, elsewhere: Elsewhere | None = None
+def migrate_source(source: str | bytes, path: str, elsewhere: Elsewhere | None = None, strict: bool = False
                    ) -> tuple[cst.Module, list[Site]]:
     """The module ``source`` converted by every rule, and the sites each looked at. Raises ParserSyntaxError.
 
-    ``elsewhere``: the other files given, for functions jitted in one file and defined in another."""
+    ``elsewhere``: the other files given, for functions jitted in one file and defined in another. ``strict``:
+    convert only what the source proves safe (``--strict``). Converted again, leaving more, while a class it
+    made a ``js.dataclass`` has a subclass in the file that is not one (``leave_bases``)."""
+    leave = {} if elsewhere is None else {k: why for (p, k), why in elsewhere.leave.items() if p == path}
+    classes: list[ClassInfo] | None = None
+    while True:
+        converted: set[Key] = set()
+        module, sites = _rules(source, path, elsewhere, strict, {LEAVE: leave, CONVERTED: converted})
+        if not converted:
+            break
+        classes = classes_of(path, source) if classes is None else classes
+        more = {k: why for (_, k), why in leave_bases(classes, {(path, c) for c in converted}).items()
+                if k not in leave}
+        if not more:
+            break
+        leave = {**leave, **more}
+    if elsewhere is not None:
+        elsewhere.converted[path] = converted
+    return module, sites
+
+
+def _rules(source: str | bytes, path: str, elsewhere: Elsewhere | None, strict: bool, shared: dict[str, object]
+           ) -> tuple[cst.Module, list[Site]]:
     module = cst.parse_module(source)
     sites: list[Site] = []
     text = module.code
     rules: tuple[type[Rule], ...] = (*RULES, _migrate_jit.Requested) if elsewhere and path in elsewhere.annotate else RULES
     if not any(rule.applies(text) for rule in rules):
         return module, sites  # most files of a project: parsed, and nothing more
-    taken = _taken_name(module)
-    if taken is not None:
-        sites.append(Site(path, taken[0], "JS000", False, f"the name {taken[1]!r} is bound to something else in "
-                                                            "this file; the converted code would need it"))
+    aliases = free_names(module)
+    if isinstance(aliases, tuple):
+        sites.append(Site(path, aliases[0], "JS000", False, f"the name {aliases[1]!r} and each alias tried for it "
+                                                            "are bound to something else in this file"))
         return module, sites
     first = module.body[0] if module.body else None
     to_original = list(range(len(text.splitlines()) + 2))  # line of the current code -> line of the file's
@@ -55,8 +86,8 @@ def migrate_source(source: str | bytes, path: str, elsewhere: Elsewhere | None =
         if not rule.applies(text):
             continue
         found: list[Site] = []
-        context = CodemodContext(filename=path, scratch={} if elsewhere is None else {KEY: elsewhere})
-        module = rule(context, found).transform_module(module)
+        scratch = {KEY: elsewhere, STRICT: strict, ALIASES: aliases, **shared}
+        module = rule(CodemodContext(filename=path, scratch=scratch), found).transform_module(module)
         sites += [dataclasses.replace(s, line=to_original[min(s.line, len(to_original) - 1)]) for s in found]
         after = module.code
         if after != text:
@@ -94,47 +125,6 @@ def _no_leading_blank(module: cst.Module, first: cst.CSTNode | None) -> cst.Modu
     return module.with_changes(body=[head.with_changes(leading_lines=lines), *module.body[1:]])
 
 
-def _taken_name(module: cst.Module) -> tuple[int, str] | None:
-    """(line, name) of a module-level binding of ``js``, ``Static`` or ``Any`` that is not the import we add."""
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    scopes = wrapper.resolve(ScopeProvider)
-    scope = next((s for s in scopes.values() if isinstance(s, GlobalScope)), None)
-    if scope is None:
-        return None
-    for name, (source, obj) in NAMES.items():
-        for assignment in scope.assignments[name]:
-            node = assignment.node if isinstance(assignment, Assignment) else None
-            if not _imports(node, source, obj):
-                line = 1 if node is None else _line(module, node)
-                return line, name
-    return None
-
-
-def _imports(node: cst.CSTNode | None, source: str, obj: str | None) -> bool:
-    if isinstance(node, cst.Import):
-        return obj is None and any(cst.Module([]).code_for_node(a.name) == source for a in node.names)
-    if isinstance(node, cst.ImportFrom) and node.module is not None:
-        return obj is not None and cst.Module([]).code_for_node(node.module) in (source, "typing_extensions")
-    return False
-
-
-def _line(module: cst.Module, node: cst.CSTNode) -> int:
-    text = module.code
-    return text[: text.find(cst.Module([]).code_for_node(node))].count("\n") + 1 if node else 1
-
-
-def python_files(paths: Sequence[str]) -> Iterator[pathlib.Path]:
-    """Each ``.py`` file given, or found under a folder given (hidden folders and caches skipped)."""
-    for given in map(pathlib.Path, paths):
-        if given.is_dir():
-            for found in sorted(given.rglob("*.py")):
-                parts = found.relative_to(given).parts[:-1]
-                if not any(p.startswith(".") or p == "__pycache__" for p in parts):
-                    yield found
-        else:
-            yield given
-
-
 def _parser() -> argparse.ArgumentParser:
     rules = "\n".join(f"  {r.CODE}  {r.DESCRIPTION}" for r in RULES if r.DESCRIPTION != Rule.DESCRIPTION)
     parser = argparse.ArgumentParser(
@@ -145,16 +135,21 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files, or folders searched for *.py")
     parser.add_argument("--diff", action="store_true", help="print a unified diff and write nothing")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file would change")
+    parser.add_argument("--strict", action="store_true",
+                        help="convert only what the source proves safe; leave (and report) what the default mode "
+                             "takes on trust from annotations")
     return parser
 
 
-def _convert(paths: Sequence[pathlib.Path], elsewhere: Elsewhere
-             ) -> dict[pathlib.Path, tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError]:
-    results: dict[pathlib.Path, tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError] = {}
+Result = tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError
+
+
+def _convert(paths: Sequence[pathlib.Path], elsewhere: Elsewhere, strict: bool) -> dict[pathlib.Path, Result]:
+    results: dict[pathlib.Path, Result] = {}
     for path in paths:
         before = path.read_bytes()
         try:
-            results[path] = (before, *migrate_source(before, str(path), elsewhere))
+            results[path] = (before, *migrate_source(before, str(path), elsewhere, strict))
         except cst.ParserSyntaxError as error:
             results[path] = error
     return results
@@ -191,27 +186,48 @@ def _settle(elsewhere: Elsewhere, results: dict[pathlib.Path, object]) -> tuple[
     return targets, callers
 
 
+def _settle_classes(paths: Sequence[pathlib.Path], elsewhere: Elsewhere, results: dict[pathlib.Path, Result],
+                    strict: bool) -> None:
+    """Leave each converted class that a class of another file given subclasses without being converted, and
+    convert its file again; until no more are left (each round leaves more, so it ends)."""
+    classes: list[ClassInfo] | None = None
+    while True:
+        converted = {(p, n) for p, names in elsewhere.converted.items() for n in names}
+        if not converted:
+            return
+        if classes is None:
+            classes = [c for p in paths for c in classes_of(str(p), p.read_bytes())]
+        more = {k: why for k, why in leave_bases(classes, converted).items() if k not in elsewhere.leave}
+        if not more:
+            return
+        elsewhere.leave.update(more)
+        again = {p for p, _ in more}
+        results.update(_convert([p for p in paths if str(p) in again], elsewhere, strict))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     write = not (args.diff or args.check)
     paths = list(python_files(args.paths))
     elsewhere = Elsewhere.of(paths)
-    results = _convert(paths, elsewhere)
+    results = _convert(paths, elsewhere, args.strict)
     targets, callers = _settle(elsewhere, dict(results))
     elsewhere.requests.clear()
     again = [p for p in paths if str(p) in targets | callers]
-    results.update(_convert(again, elsewhere))
+    results.update(_convert(again, elsewhere, args.strict))
+    _settle_classes(paths, elsewhere, results, args.strict)
     return _report(results, args.diff, args.check, write)
 
 
-def _report(results: dict[pathlib.Path, tuple[bytes, cst.Module, list[Site]] | cst.ParserSyntaxError],
-            diff: bool, check: bool, write: bool) -> int:
+def _report(results: dict[pathlib.Path, Result], diff: bool, check: bool, write: bool) -> int:
+    # with --diff, stdout is the patch alone: what the tool has to say goes to stderr
+    say = sys.stderr if diff else sys.stdout
     sites: list[Site] = []
     changed, failed = [], []
     for path, result in results.items():
         if isinstance(result, cst.ParserSyntaxError):
             failed.append(path)
-            print(f"{path}:{result.raw_line}: not converted: it does not parse ({result.message})")
+            print(f"{path}:{result.raw_line}: not converted: it does not parse ({result.message})", file=say)
             continue
         before, module, found = result
         sites += found
@@ -220,15 +236,34 @@ def _report(results: dict[pathlib.Path, tuple[bytes, cst.Module, list[Site]] | c
             continue
         changed.append(path)
         if diff:
-            sys.stdout.writelines(difflib.unified_diff(
-                before.decode(module.encoding).splitlines(keepends=True), module.code.splitlines(keepends=True),
-                str(path), str(path)))
+            write_diff(sys.stdout.buffer, before, after, str(path))
         if write:
             path.write_bytes(after)
+    sys.stdout.flush()
+    _summary(say, sites, changed, failed, len(results), write)
+    return 1 if failed or (check and changed) else 0
+
+
+def _summary(say: TextIO, sites: list[Site], changed: list[pathlib.Path], failed: list[pathlib.Path], files: int,
+             write: bool) -> None:
     for site in sites:
-        print(site)
+        print(site, file=say)
     done = sum(s.converted for s in sites)
     verb = "rewritten" if write else "would change"
-    print(f"jaxstatic.migrate: {done} sites converted, {len(sites) - done} left; {len(changed)} of {len(results)} "
-          f"files {verb}" + (f"; {len(failed)} did not parse" if failed else ""))
-    return 1 if failed or (check and changed) else 0
+    print(f"jaxstatic.migrate: {done} sites converted, {len(sites) - done} left; {len(changed)} of {files} "
+          f"files {verb}" + (f"; {len(failed)} did not parse" if failed else ""), file=say)
+
+
+_LINE = re.compile(rb"[^\n]*\n|[^\n]+")
+
+
+def write_diff(out: BinaryIO, before: bytes, after: bytes, path: str) -> None:
+    """A unified diff of the file's bytes, as ``patch -p0`` and ``git apply -p0`` read it: each line in the file's
+    own encoding (a BOM, a latin-1 coding header and CRLF line ends kept), and a last line with no line end
+    marked as such, so applying the patch gives the converted file byte for byte."""
+    name = os.fsencode(path)
+    lines = difflib.diff_bytes(difflib.unified_diff, _LINE.findall(before), _LINE.findall(after), name, name)
+    for line in lines:
+        out.write(line)
+        if not line.endswith(b"\n"):
+            out.write(b"\n\\ No newline at end of file\n")

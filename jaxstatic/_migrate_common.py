@@ -12,9 +12,30 @@ from typing import ClassVar
 import libcst as cst
 from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-from libcst.metadata import PositionProvider, ProviderT, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import (
+    Assignment,
+    GlobalScope,
+    MetadataWrapper,
+    PositionProvider,
+    ProviderT,
+    QualifiedNameProvider,
+    Scope,
+    ScopeProvider,
+)
 
 STATIC_NAMES = frozenset({"jaxstatic.Static", "jaxstatic._annotations.Static"})
+STRICT = "jaxstatic.migrate.strict"  # CodemodContext.scratch: --strict given
+LEAVE = "jaxstatic.migrate.leave"  # CodemodContext.scratch: classes of this file to leave, by name, and why
+CONVERTED = "jaxstatic.migrate.converted"  # CodemodContext.scratch: the set the classes converted are added to
+ALIASES = "jaxstatic.migrate.aliases"  # CodemodContext.scratch: the names free_names chose for this file
+# each name the converted code uses: the import it must come from, and the names tried in turn for it when the
+# file binds that name to something else anywhere (a local, a parameter, a class attribute would shadow it)
+IMPORTED: dict[str, tuple[str, str | None]] = {
+    "js": ("jaxstatic", None), "Static": ("jaxstatic", "Static"), "Donate": ("jaxstatic", "Donate"),
+    "Any": ("typing", "Any"), "dataclasses": ("dataclasses", None)}
+CANDIDATES = {"js": ("js", "jaxstatic", "js_", "jaxstatic_"), "Static": ("Static", "JsStatic", "Static_"),
+              "Donate": ("Donate", "JsDonate", "Donate_"),
+              "Any": ("Any", "AnyType", "Any_"), "dataclasses": ("dataclasses", "dataclasses_", "std_dataclasses")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,17 +98,40 @@ class Rule(VisitorBasedCodemodCommand):
         """Remove the imports ``node`` used, where nothing else uses them after the rewrite."""
         RemoveImportsVisitor.remove_unused_import_by_node(self.context, node)
 
+    @property
+    def strict(self) -> bool:
+        """``--strict``: convert only what the source proves safe, leave what the default mode takes on trust."""
+        return bool(self.context.scratch.get(STRICT))
+
+    def name(self, wanted: str) -> str:
+        """The name the converted code uses for ``wanted`` (``js``, ``Static``, ``Any``, ``dataclasses``) in this
+        file: ``wanted`` itself unless the file binds it to something else (``free_names``)."""
+        aliases: dict[str, str] = self.context.scratch.get(ALIASES, {})
+        return aliases.get(wanted, wanted)
+
+    def need(self, wanted: str) -> cst.Name:
+        """The name for ``wanted``, its import added."""
+        alias = self.name(wanted)
+        module, obj = IMPORTED[wanted]
+        if obj is None:
+            AddImportsVisitor.add_needed_import(self.context, module, asname=None if alias == module else alias)
+        else:
+            AddImportsVisitor.add_needed_import(self.context, module, obj, asname=None if alias == obj else alias)
+        return cst.Name(alias)
+
     def need_js(self) -> cst.Name:
-        AddImportsVisitor.add_needed_import(self.context, "jaxstatic", asname="js")
-        return cst.Name("js")
+        return self.need("js")
+
+    def js_attr(self, name: str) -> cst.Attribute:
+        """``js.<name>``, under the name this file gives jaxstatic, imported."""
+        return cst.Attribute(self.need_js(), cst.Name(name))
 
     def static_of(self, annotation: cst.BaseExpression | None) -> cst.Annotation:
         """``Static[T]`` for annotation ``T``; ``Static[Any]`` for none."""
-        AddImportsVisitor.add_needed_import(self.context, "jaxstatic", "Static")
+        static = self.need("Static")
         if annotation is None:
-            AddImportsVisitor.add_needed_import(self.context, "typing", "Any")
-            annotation = cst.Name("Any")
-        return cst.Annotation(cst.Subscript(cst.Name("Static"), [cst.SubscriptElement(cst.Index(annotation))]))
+            annotation = self.need("Any")
+        return cst.Annotation(cst.Subscript(static, [cst.SubscriptElement(cst.Index(annotation))]))
 
     def is_static(self, annotation: cst.Annotation | None) -> bool:
         value = annotation.annotation if annotation else None
@@ -124,10 +168,6 @@ def _same_import(original: cst.CSTNode, updated: cst.CSTNode) -> bool:
     if isinstance(a, cst.Import) and isinstance(b, cst.Import):
         return {code(n) for n in b.names} <= {code(n) for n in a.names}
     return False
-
-
-def js_attr(name: str) -> cst.Attribute:
-    return cst.Attribute(cst.Name("js"), cst.Name(name))
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
@@ -179,3 +219,109 @@ def code(node: cst.CSTNode) -> str:
     """One line of source for ``node``, for messages."""
     text = cst.Module([]).code_for_node(node)
     return " ".join(text.split())
+
+
+def free_names(module: cst.Module) -> dict[str, str] | tuple[int, str]:
+    """For each name the converted code may use (``IMPORTED``), the first of its ``CANDIDATES`` the file binds
+    nowhere (in any scope) and reads nowhere unbound, or binds only by that very import; or (line, name) when
+    none is free."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}
+    positions = wrapper.resolve(PositionProvider)
+    chosen: dict[str, str] = {}
+    for wanted, (source, obj) in IMPORTED.items():
+        free = next((c for c in CANDIDATES[wanted] if _free(scopes, c, source, obj, c == wanted)), None)
+        if free is None:
+            nodes = [a.node for s in scopes for a in s.assignments[wanted] if isinstance(a, Assignment)]
+            return (positions[nodes[0]].start.line if nodes and nodes[0] in positions else 1), wanted
+        chosen[wanted] = free
+    return chosen
+
+
+def _free(scopes: Collection[Scope], name: str, source: str, obj: str | None, own: bool) -> bool:
+    """Whether ``name`` can be bound to ``source``'s ``obj`` everywhere in the file."""
+    for scope in scopes:
+        for assignment in scope.assignments[name]:
+            if not (own and isinstance(scope, GlobalScope) and isinstance(assignment, Assignment)
+                    and _imports(assignment.node, name, source, obj)):
+                return False
+        if any(not access.referents for access in scope.accesses[name]):
+            return False  # read, bound nowhere here: a builtin, or from a star import
+    return True
+
+
+def _imports(node: cst.CSTNode, name: str, source: str, obj: str | None) -> bool:
+    """Whether ``node`` is ``import source as name`` (obj None) or ``from source import obj as name``."""
+    if isinstance(node, cst.Import):
+        return obj is None and any(code(a.name) == source and (a.evaluated_alias or source) == name
+                                   for a in node.names)
+    if isinstance(node, cst.ImportFrom) and node.module is not None and not isinstance(node.names, cst.ImportStar):
+        return (obj is not None and code(node.module) in (source, "typing_extensions")
+                and any(code(a.name) == obj and (a.evaluated_alias or obj) == name for a in node.names))
+    return False
+
+
+# what an annotation says a static value may be. A name holding one of these words may be an array, which
+# Static refuses (JAX kept it as metadata, compared by identity); Any and object may be anything
+_ARRAYISH = ("array", "tensor", "pytree", "params")
+_ANYTHING = frozenset({"Any", "object"})
+# the types --strict takes an annotation's word for: builtins a static value of that type is hashable as
+_BUILTIN = frozenset({"int", "float", "bool", "str", "bytes", "complex", "None", "tuple", "Tuple", "frozenset",
+                      "FrozenSet", "list", "List", "dict", "Dict", "set", "Set", "Literal", "Optional", "Union",
+                      "Callable", "type", "Type", "Hashable", "Enum"})
+_OPAQUE = frozenset({"Callable", "type", "Type", "Literal"})  # what their brackets hold is no value of the field
+
+
+def might_hold(annotation: cst.BaseExpression | None, strict: bool) -> str | None:
+    """What a static value annotated ``annotation`` might be that ``Static`` refuses, or None when the annotation
+    rules that out: unannotated, ``Any`` or ``object`` may be anything; a type named like an array may be one;
+    under ``strict`` a type that is not a builtin (a class of the project or of a library) might be unhashable."""
+    if annotation is None:
+        return "any value (it is not annotated), an array among them"
+    if isinstance(annotation, (cst.SimpleString, cst.ConcatenatedString)):
+        return "a value of a type named in a string, which the tool does not read" if strict else None
+    for word in _words(annotation):
+        if word in _ANYTHING:
+            return f"any value (it is annotated {word}), an array among them"
+        if any(a in word.lower() for a in _ARRAYISH):
+            return f"an array (it is annotated {code(annotation)})"
+        if strict and word not in _BUILTIN:
+            return f"an unhashable value: {word} is not a builtin type, so --strict cannot tell"
+    return None
+
+
+def _words(node: cst.BaseExpression) -> list[str]:
+    """The last part of each name in an annotation (``jax.Array``: ``Array``), not looking into ``Callable[...]``."""
+    if isinstance(node, cst.Name):
+        return [node.value]
+    if isinstance(node, cst.Attribute):
+        return [node.attr.value]
+    if isinstance(node, cst.Subscript):
+        head = _words(node.value)
+        if head and head[-1] in _OPAQUE:
+            return head
+        inner = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+        return head + [w for i in inner for w in _words(i)]
+    if isinstance(node, cst.BinaryOperation):
+        return _words(node.left) + _words(node.right)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [w for e in node.elements for w in _words(e.value)]
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+        return []
+    return ["<expression>"]
+
+
+def admits_none(annotation: cst.BaseExpression) -> bool:
+    """Whether ``None`` is a value of ``annotation`` (it names None, Optional, Any or object)."""
+    if isinstance(annotation, (cst.SimpleString, cst.ConcatenatedString)):
+        return "None" in code(annotation)
+    return bool(({"None", "Optional"} | _ANYTHING) & set(_words(annotation)))
+
+
+def or_none(annotation: cst.BaseExpression) -> cst.BaseExpression:
+    """``T | None``; in a string when ``T`` is one, which ``|`` cannot join at run time."""
+    if isinstance(annotation, cst.SimpleString):
+        text = annotation.value
+        quote = text[-3:] if text[-3:] in ('"""', "\'\'\'") else text[-1]
+        return annotation.with_changes(value=text[: -len(quote)] + " | None" + quote)
+    return cst.BinaryOperation(annotation, cst.BitOr(), cst.Name("None"))

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import libcst as cst
 from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
-from ._migrate_common import Left, Rule, Site, code, js_attr, keyword, without
+from ._migrate_common import CONVERTED, LEAVE, Left, Rule, Site, code, keyword, might_hold, without
 
 JS_FIELD = frozenset({"default", "default_factory", "init", "repr", "metadata", "kw_only"})
 
@@ -27,6 +26,9 @@ class _DataclassRule(Rule):
     def __init__(self, context: CodemodContext, sites: list[Site]) -> None:
         super().__init__(context, sites)
         self.converting: list[bool] = []
+        # each class by name and how many of that name came before it in the file: how files' passes name it
+        self.seen: dict[str, int] = {}
+        self.keys: list[tuple[str, int]] = []
         self.fields: dict[cst.AnnAssign, tuple[bool, list[cst.Arg]]] = {}
 
     def file_reason(self) -> str | None:
@@ -37,6 +39,9 @@ class _DataclassRule(Rule):
         return next((d for d in node.decorators if self.is_one_of(d.decorator, (self.DECORATOR,))), None)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        name = node.name.value
+        self.keys.append((name, self.seen.get(name, 0)))
+        self.seen[name] = self.seen.get(name, 0) + 1
         decorator = self.decorator_of(node)
         base = next((b for b in node.bases if self.is_one_of(b.value, self.BASES)), None)
         if decorator is None and base is None:
@@ -48,7 +53,7 @@ class _DataclassRule(Rule):
             assert decorator is not None
             if isinstance(decorator.decorator, cst.Call):
                 raise Left(f"@{code(decorator.decorator)} takes options; convert class {node.name.value} by hand")
-            reason = self.file_reason()
+            reason = self.file_reason() or self.context.scratch.get(LEAVE, {}).get(self.keys[-1])
             if reason:
                 raise Left(reason)
             fields = self.read_fields(node)
@@ -69,10 +74,21 @@ class _DataclassRule(Rule):
                 if isinstance(value, cst.Call) and self.is_one_of(value.func, (self.STATIC_FIELD,)):
                     assert isinstance(stmt, cst.AnnAssign)
                     found[stmt] = self.read_field(value)
+                    self.check_static(stmt, found[stmt][0])
         return found
 
     def read_field(self, call: cst.Call) -> tuple[bool, list[cst.Arg]]:
         raise NotImplementedError
+
+    def check_static(self, stmt: cst.AnnAssign, static: bool) -> None:
+        """Leave a static field whose annotation lets it hold a value ``Static`` refuses at construction (an
+        array: the library kept it as metadata, compared by identity, and never hashed it outside a jit)."""
+        if not static or self.is_static(stmt.annotation):
+            return
+        what = might_hold(stmt.annotation.annotation, self.strict)
+        if what is not None:
+            raise Left(f"static field {code(stmt.target)} might hold {what}, which Static refuses; give it a "
+                       "hashable type, or convert the class by hand")
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign) -> cst.AnnAssign:
         if original_node not in self.fields:
@@ -94,20 +110,21 @@ class _DataclassRule(Rule):
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         if all(a.keyword and a.keyword.value in JS_FIELD for a in rest):
             self.need_js()
-            return {"value": cst.Call(js_attr("field"), args)}
-        AddImportsVisitor.add_needed_import(self.context, "dataclasses")
-        return {"value": cst.Call(cst.Attribute(cst.Name("dataclasses"), cst.Name("field")), args)}
+            return {"value": cst.Call(self.js_attr("field"), args)}
+        return {"value": cst.Call(cst.Attribute(self.need("dataclasses"), cst.Name("field")), args)}
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        key = self.keys.pop()
         if not self.converting.pop():
             return updated_node
         decorator = self.decorator_of(original_node)
         assert decorator is not None
         self.drop_imports_of(decorator)
-        decorators = [d.with_changes(decorator=js_attr("dataclass")) if d is self._same(updated_node, decorator)
+        decorators = [d.with_changes(decorator=self.js_attr("dataclass")) if d is self._same(updated_node, decorator)
                       else d for d in updated_node.decorators]
         self.need_js()
         self.converted(original_node, f"class {original_node.name.value} is a js.dataclass")
+        self.context.scratch.get(CONVERTED, set()).add(key)
         return self.finish(original_node, updated_node.with_changes(decorators=decorators))
 
     @staticmethod
@@ -151,8 +168,7 @@ class JaxDataclasses(_DataclassRule):
         if not self.is_one_of(original_node.value, ("jax_dataclasses.Static",)):
             return updated_node
         self.drop_imports_of(original_node.value)
-        AddImportsVisitor.add_needed_import(self.context, "jaxstatic", "Static")
-        return updated_node.with_changes(value=cst.Name("Static"))
+        return updated_node.with_changes(value=self.need("Static"))
 
     def _jdc_jit(self, node: cst.FunctionDef) -> cst.Decorator | None:
         for d in node.decorators:
@@ -173,7 +189,7 @@ class JaxDataclasses(_DataclassRule):
         self.need_js()
         index = original_node.decorators.index(decorator)
         new = updated_node.decorators[index].decorator
-        new = new.with_changes(func=js_attr("jit")) if isinstance(new, cst.Call) else js_attr("jit")
+        new = new.with_changes(func=self.js_attr("jit")) if isinstance(new, cst.Call) else self.js_attr("jit")
         decorators = list(updated_node.decorators)
         decorators[index] = decorators[index].with_changes(decorator=new)
         self.converted(original_node, f"{original_node.name.value}(): @jdc.jit is @js.jit")
@@ -206,6 +222,10 @@ class FlaxStruct(_DataclassRule):
     BASES = ("flax.struct.PyTreeNode",)
 
     def read_field(self, call: cst.Call) -> tuple[bool, list[cst.Arg]]:
+        if keyword(call, "metadata") is not None:
+            # Flax adds pytree_node to it, and code that passes metadata reads it: it would find that key no more
+            raise Left(f"{code(call)[:60]} passes metadata, which Flax extends with pytree_node; convert the class "
+                       "by hand")
         positional = [a for a in call.args if a.keyword is None]
         flag = keyword(call, "pytree_node") or (positional[0] if positional else None)
         if flag is None:
@@ -219,9 +239,9 @@ class FlaxStruct(_DataclassRule):
         body = updated.body
         if any(isinstance(s, cst.FunctionDef) and s.name.value == "replace" for s in body.body):
             return updated
-        AddImportsVisitor.add_needed_import(self.context, "dataclasses")
+        module = self.need("dataclasses").value
         method = cst.parse_statement(
-            "def replace(self, **changes):\n    return dataclasses.replace(self, **changes)\n",
+            f"def replace(self, **changes):\n    return {module}.replace(self, **changes)\n",
             config=self.module_config())
         assert isinstance(body, cst.IndentedBlock)
         blank = cst.EmptyLine(indent=False)

@@ -10,9 +10,8 @@ are the signature's. What cannot be read from the source (a computed option, a n
 from __future__ import annotations
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor
 
-from ._migrate_common import Left, Rule, code, js_attr, literal_ints, literal_strs, without
+from ._migrate_common import Left, Rule, code, literal_ints, literal_strs, without
 
 OPTIONS = frozenset({"donate_argnums", "donate_argnames"})
 JS_JIT = ("jaxstatic.jit",)
@@ -52,7 +51,7 @@ class DonateDecorator(Rule):
             if through_partial and not rest:
                 self.drop_imports_of(call.func)
             new = updated_node.decorators[i].with_changes(
-                decorator=call.with_changes(func=js_attr("jit"), args=rest) if rest else js_attr("jit"))
+                decorator=call.with_changes(func=self.js_attr("jit"), args=rest) if rest else self.js_attr("jit"))
             self.converted(decorator, f"{original_node.name.value}(): {', '.join(sorted(names))} now Donate")
             changed = [*updated_node.decorators[:i], new, *updated_node.decorators[i + 1:]]
             return self._annotate(updated_node, names).with_changes(decorators=changed)
@@ -99,10 +98,8 @@ class DonateDecorator(Rule):
                 return p
             inner = p.annotation.annotation if p.annotation else None
             if inner is None:
-                AddImportsVisitor.add_needed_import(self.context, "typing", "Any")
-                inner = cst.Name("Any")
-            AddImportsVisitor.add_needed_import(self.context, "jaxstatic", "Donate")
-            donate = cst.Annotation(cst.Subscript(cst.Name("Donate"), [cst.SubscriptElement(cst.Index(inner))]))
+                inner = self.need("Any")
+            donate = cst.Annotation(cst.Subscript(self.need("Donate"), [cst.SubscriptElement(cst.Index(inner))]))
             equal = cst.AssignEqual() if p.annotation is None and p.default is not None else p.equal
             return p.with_changes(annotation=donate, equal=equal)
 

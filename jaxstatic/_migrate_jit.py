@@ -10,6 +10,7 @@ between). Every other option is kept as written: ``js.jit`` takes each ``jax.jit
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 
 import libcst as cst
@@ -18,10 +19,11 @@ from libcst.metadata import Assignment, ParentNodeProvider, PositionProvider, Sc
 from ._migrate_common import (
     Left,
     Rule,
+    admits_none,
     code,
-    js_attr,
     literal_ints,
     literal_strs,
+    or_none,
     star_args,
     without,
 )
@@ -100,6 +102,8 @@ class _Jitting(Rule):
                     if s not in named:
                         raise Left(f"{option} names {s!r}, which is not a named parameter of {fn.name.value}()")
                     names.add(s)
+        if self.strict:
+            self.strict_check(fn, names)
         annotated = [p.name.value for p in [*positional, *params.kwonly_params]
                      if self.is_static(p.annotation) and p.name.value not in names]
         if annotated:
@@ -108,13 +112,39 @@ class _Jitting(Rule):
                        "traces")
         return names
 
+    def written_static(self, annotation: cst.Annotation | None) -> bool:
+        """``Static[...]`` written by an earlier rule on this file (new nodes have no qualified names yet)."""
+        value = annotation.annotation if annotation else None
+        return isinstance(value, cst.Subscript) and code(value.value) == self.name("Static")
+
+    def already_static(self, fn: cst.FunctionDef) -> set[str]:
+        params = fn.params
+        return {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]
+                if self.is_static(p.annotation) or self.written_static(p.annotation)}
+
+    def strict_check(self, fn: cst.FunctionDef, names: set[str]) -> None:
+        """--strict: js.jit checks each static value against its ``T`` and warns on a mismatch, which a caller
+        the tool cannot see might cause; so only parameters that declare no type (``Static[Any]``) are made
+        static."""
+        params = fn.params
+        for p in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            annotation = p.annotation.annotation if p.annotation else None
+            if p.name.value in names and annotation is not None and code(annotation) not in ("Any", "typing.Any"):
+                raise Left(f"{fn.name.value}(): parameter {p.name.value!r} is annotated {code(annotation)}, and "
+                           "js.jit warns when a caller passes another type; --strict converts only parameters "
+                           "annotated Any or not at all")
+
     def annotate(self, fn: cst.FunctionDef, names: set[str]) -> cst.FunctionDef:
         """``fn`` with each parameter in ``names`` annotated ``Static[...]``."""
 
         def one(p: cst.Param) -> cst.Param:
-            if p.name.value not in names or self.is_static(p.annotation):
+            if p.name.value not in names or self.is_static(p.annotation) or self.written_static(p.annotation):
                 return p
-            static = self.static_of(p.annotation.annotation if p.annotation else None)
+            annotation = p.annotation.annotation if p.annotation else None
+            if annotation is not None and _is_none(p.default) and not admits_none(annotation):
+                # "axis: int = None" ran clean under jax.jit; Static[int] would warn at every call given None
+                annotation = or_none(annotation)
+            static = self.static_of(annotation)
             # "n=1" gains spaces with its annotation: "n: Static[Any] = 1", as PEP 8 writes it
             equal = cst.AssignEqual() if p.annotation is None and p.default is not None else p.equal
             return p.with_changes(annotation=static, equal=equal)
@@ -131,8 +161,12 @@ class _Jitting(Rule):
         self.need_js()
         args = without(call.args, [*statics, *call.args[:1]] if drop_first else statics)
         if not args:
-            return js_attr(transform.name)
-        return call.with_changes(func=js_attr(transform.name), args=args)
+            return self.js_attr(transform.name)
+        return call.with_changes(func=self.js_attr(transform.name), args=args)
+
+
+def _is_none(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 class _DecoratorRule(_Jitting):
@@ -209,11 +243,13 @@ class _CallRule(_Jitting):
     function may come after the call that jits it, and may be jitted twice), rewritten in the second."""
 
     TRANSFORM = JIT
+    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, ParentNodeProvider)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         self.collecting = True
         self.external: dict[cst.FunctionDef, tuple[str, str]] = {}  # defs of other files: their path and name
         self.calls: dict[cst.Call, tuple[cst.FunctionDef, set[str], list[cst.Arg]]] = {}
+        self.uses: dict[cst.FunctionDef, object] = {}  # a def of this file: its scope assignment
         tree.visit(self)
         self.collecting = False
         self.functions = self._agreed()
@@ -228,7 +264,10 @@ class _CallRule(_Jitting):
         try:
             fn = self._function(node, node.args[0].value)
             self.check_options(node, self.TRANSFORM, 1 if self.TRANSFORM is JIT else 2)
-            self.calls[node] = (fn, self.static_names(statics, self.TRANSFORM, fn), statics)
+            names = self.static_names(statics, self.TRANSFORM, fn)
+            if fn in self.uses and names - self.already_static(fn):
+                self._only_called(self.uses[fn], node)
+            self.calls[node] = (fn, names, statics)
         except Left as why:
             self.left(node, str(why))
 
@@ -250,7 +289,24 @@ class _CallRule(_Jitting):
             raise Left(f"{target.value} is not a function defined with def in this file")
         if node.decorators:
             raise Left(f"{target.value}() is decorated, so its signature is not the one {self.TRANSFORM.name} sees")
+        self.uses[node] = found[0]
         return node
+
+    def _only_called(self, assignment: object, call: cst.Call) -> None:
+        """Leave a function used anywhere but in a call of it or as an argument of a JAX function: annotating
+        it changes what a jaxstatic transform of it (``js.vmap(f)``) or a function given it may do."""
+        for access in getattr(assignment, "references", ()):
+            node = access.node
+            parent = self.get_metadata(ParentNodeProvider, node, None)
+            if isinstance(parent, cst.Call) and parent.func is node:
+                continue
+            holder = self.get_metadata(ParentNodeProvider, parent, None) if isinstance(parent, cst.Arg) else None
+            if isinstance(holder, cst.Call) and (holder is call or any(
+                    q.startswith("jax.") for q in self.qualified(holder.func))):
+                continue
+            where = code(holder) if isinstance(holder, cst.Call) else code(parent) if parent is not None else ""
+            raise Left(f"{code(node)} is also used in {where[:60]}, which may read its annotations: annotating "
+                       "it would change what that does")
 
     def _imported(self, node: cst.ImportFrom, name: str) -> cst.FunctionDef:
         """The def of ``name``, imported by ``node`` from another file given on the command line."""
@@ -271,6 +327,9 @@ class _CallRule(_Jitting):
         why = elsewhere.deny.get((path, alias.evaluated_name))
         if why:
             raise Left(why)
+        if elsewhere.used_elsewhere(path, alias.evaluated_name):
+            raise Left(f"{name} is also used in {path} where its annotations may be read (given to a function, "
+                       "not called): annotating it would change what that does")
         self.external[fn] = (path, alias.evaluated_name)
         return fn
 
@@ -308,7 +367,7 @@ class _CallRule(_Jitting):
                                            a.keyword.value in {s.keyword.value for s in statics if s.keyword}])
         self.drop_imports_of(original_node.func)
         self.need_js()
-        return updated_node.with_changes(func=js_attr(self.TRANSFORM.name), args=kept)
+        return updated_node.with_changes(func=self.js_attr(self.TRANSFORM.name), args=kept)
 
 
 class JitCall(_CallRule):
@@ -342,6 +401,32 @@ class LeftPartials(_Jitting):
             if transform is not None and self.static_args(node, transform):
                 self.left(node, f"partial(jax.{transform.name}, ...) not used as a decorator; use js.{transform.name}"
                           " on the function and annotate its parameters")
+
+
+class Forwarded(_Jitting):
+    """``jax.jit(f, **options)`` and ``partial(jax.jit, **options)`` with no static option written: which
+    parameters are static is known only at run time, so they are reported, never passed over in silence."""
+
+    CODE = "JS003"
+    TRIGGERS = ("**",)
+    # "jit(" or "jit," then "**" within the brackets: the files that may hold one (a rule pass costs a parse's time)
+    _MAY_FORWARD = re.compile(r"\b(?:jit|pmap)\b\s*[(,](?:[^()]|\([^()]*\))*?\*\*")
+
+    @classmethod
+    def applies(cls, source: str) -> bool:
+        return super().applies(source) and cls._MAY_FORWARD.search(source) is not None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        star = next((a for a in node.args if a.star == "**"), None)
+        if star is None or not isinstance(node.func, (cst.Name, cst.Attribute)):
+            return  # (a jitted function called with **kwargs passes them as its arguments: nothing to report)
+        partial = bool(node.args) and self.is_one_of(node.func, PARTIAL)
+        transform = self.transform_of(node.args[0].value if partial else node.func)
+        if transform is None or self.static_args(node, transform):
+            return  # the other rules report a call whose static options are written
+        self.left(node, f"options forwarded through {code(star)} to jax.{transform.name}: which parameters are "
+                        f"static is known only at run time; annotate them Static[...] by hand and use "
+                        f"js.{transform.name}")
 
 
 class Requested(_Jitting):
@@ -380,4 +465,5 @@ class Unrecognised(Rule):
                             "tool recognises; convert it by hand")
 
 
-RULES: tuple[type[Rule], ...] = (PartialJit, JitDecoratorCall, JitCall, PmapDecorator, PmapCall, LeftPartials)
+RULES: tuple[type[Rule], ...] = (PartialJit, JitDecoratorCall, JitCall, PmapDecorator, PmapCall, LeftPartials,
+                                 Forwarded)

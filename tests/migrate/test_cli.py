@@ -58,13 +58,14 @@ def test_rewrites_in_place_and_reports_what_does_not_parse(project: pathlib.Path
 
 def test_diff_prints_and_writes_nothing(project: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     main([str(project / "a.py"), "--diff"])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert (project / "a.py").read_text() == BEFORE
     assert f"--- {project / 'a.py'}\n+++ {project / 'a.py'}\n" in out
     for line in ('-@partial(jax.jit, static_argnames="n")  # compiled once per n', "+@js.jit  # compiled once per n",
                  "-def f(x, n: int):", "+def f(x, n: Static[int]):"):
         assert f"\n{line}\n" in out
-    assert "would change" in out.splitlines()[-1]
+    assert "would change" in err.splitlines()[-1]  # stdout is the patch alone
+    assert "jaxstatic.migrate" not in out
 
 
 def test_check_fails_until_converted_then_passes(project: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -119,3 +120,49 @@ def test_a_function_of_a_file_not_given_is_left(tmp_path: pathlib.Path, capsys: 
     assert (tmp_path / "model.py").read_text() == source
     assert ("model.py:5: JS003 left: power is defined in another file (from ops import power) not given"
             in capsys.readouterr().out)
+
+
+# files Python accepts that a text diff gets wrong: the patch must give the converted file byte for byte
+ODD_FILES = {
+    "no final newline": BEFORE.rstrip("\n").encode(),
+    "utf-8 BOM": b"\xef\xbb\xbf" + BEFORE.encode(),
+    "latin-1 header": ("# -*- coding: latin-1 -*-\n" + BEFORE.replace("# compiled", "# \xe9 compiled")).encode("latin-1"),
+    "CRLF": BEFORE.replace("\n", "\r\n").encode(),
+}
+
+
+@pytest.mark.parametrize("tool", ["patch", "git"])
+@pytest.mark.parametrize("case", ODD_FILES)
+def test_diff_is_a_patch_that_applies(tmp_path: pathlib.Path, case: str, tool: str) -> None:
+    original = ODD_FILES[case]
+    (tmp_path / "a.py").write_bytes(original)
+    result = subprocess.run([sys.executable, "-m", "jaxstatic.migrate", "a.py", "--diff"], cwd=tmp_path,
+                            capture_output=True, check=True)
+    assert b"jaxstatic.migrate: 1 sites converted" in result.stderr
+    assert main([str(tmp_path / "a.py")]) == 0
+    converted = (tmp_path / "a.py").read_bytes()
+    assert converted != original and converted.startswith(original[:3] if case == "utf-8 BOM" else b"")
+    (tmp_path / "a.py").write_bytes(original)
+    command = ["patch", "-p0", "--quiet"] if tool == "patch" else ["git", "apply", "-p0", "-"]
+    if tool == "git":
+        subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(command, cwd=tmp_path, input=result.stdout, check=True)
+    assert (tmp_path / "a.py").read_bytes() == converted
+
+
+def test_a_folder_skips_virtual_environments_and_what_git_ignores(tmp_path: pathlib.Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / ".gitignore").write_text("build/\n")
+    skipped = ["venv/lib/python3.12/site-packages/pkg/a.py", "env/pkg/a.py", "lib/site-packages/pkg/a.py",
+               "build/lib/pkg/a.py"]
+    for path in [*skipped, "src/a.py"]:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(BEFORE)
+    (tmp_path / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    assert main([str(tmp_path)]) == 0
+    assert (tmp_path / "src" / "a.py").read_text() == AFTER
+    for path in skipped:
+        assert (tmp_path / path).read_text() == BEFORE, path
+    assert main([str(tmp_path / "build" / "lib" / "pkg" / "a.py")]) == 0  # a file named is always taken
+    assert (tmp_path / "build" / "lib" / "pkg" / "a.py").read_text() == AFTER

@@ -60,9 +60,6 @@ LEFT = {
     "pmap axis name by position": (
         "@partial(jax.pmap, 'i', static_broadcasted_argnums=1)\ndef f(x, n):\n    return x\n",
         r"JS004 left: option 'i' given by position; give it by name"),
-    "js taken": (
-        "js = 3\n\n@partial(jax.jit, static_argnums=1)\ndef f(x, n):\n    return x\n",
-        r":5: JS000 left: the name 'js' is bound to something else in this file"),
     "jdc.copy_and_mutate in the file": (
         "import jax_dataclasses as jdc\n\n@jdc.pytree_dataclass\nclass A:\n    n: jdc.Static[int]\n\n"
         "def bump(a):\n    with jdc.copy_and_mutate(a) as b:\n        b.n = 2\n    return b\n",

@@ -77,6 +77,9 @@ def test_the_pages_own_before_and_after() -> None:
     report = [str(s) for s in sites]
     for line in report:
         assert line in top, line
+    module, sites = migrate_source(before, "src/model.py", strict=True)
+    assert module.code == before
+    assert str(sites[0]) in PAGE  # the line the --strict section shows
 
 
 def test_docs_examples_found() -> None:
