@@ -391,7 +391,8 @@ def test_the_device_option_warns_when_jit_is_applied_and_never_again(jit: Any) -
         f = jit(lambda x, n: x * n, static_argnums=1, device=jax.devices()[0])
         assert [w.category for w in caught] == [DeprecationWarning]
         assert "backend and device argument" in str(caught[0].message)
-        assert caught[0].filename == __file__  # the line that applied jit
+        if jit is js.jit:  # the line that applied jit (JAX before 0.5 points its own at pjit.py)
+            assert caught[0].filename == __file__
         f(1.0, 2)
         f(1.0, 3)  # a program per static value: none warns
     assert len(caught) == 1
