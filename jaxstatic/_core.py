@@ -170,16 +170,17 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         """What ``js.jit(f)`` returns for this shared core: the live object holding ``fn`` (``js.jit(f) is
         js.jit(f)``), else a new one sharing this core's ``__dict__`` (programs, statistics, call shapes), its class
         and its hit in C, and holding ``fn`` strongly: the core, kept in ``fn``'s ``__dict__``, does not."""
-        for alive in self._alive():
-            if alive._keep is fn:
+        for ref in self._handles:
+            alive = ref()
+            if alive is not None and alive._keep is fn:
                 return alive
         cls = type(self)
         handle: Self = cls.__new__(cls)
         handle.__dict__ = self.__dict__
         handle._keep = fn
-        self._handles = (*(ref for ref in self._handles if ref() is not None), weakref.ref(handle))
-        entry = cls.__dict__.get("__call__") if cls.__dict__.get("_specialized") else None
-        _compiled.attach(handle, entry)
+        self._handles = (*[ref for ref in self._handles if ref() is not None], weakref.ref(handle))
+        if "_specialized" in cls.__dict__:  # its hit in C (a new object has none)
+            _compiled.attach(handle, cls.__dict__["__call__"])
         return handle
 
     def _release(self) -> None:
