@@ -26,8 +26,9 @@ import inspect
 import sys
 import threading
 import types
+import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Concatenate, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Concatenate, Generic, TypeVar, cast, overload
 
 import jax
 from typing_extensions import ParamSpec, Self
@@ -98,13 +99,20 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
     _counts_traces: ClassVar[bool] = True  # jit and pmap count traces; vmap and grad leave that to a jit above them
     _eager_without_jit: ClassVar[bool] = False  # jit alone becomes the plain function under jax.disable_jit()
     _shares: ClassVar[bool] = True  # made again from the same function and options, the one made before
-    _made: tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]  # set by _shared: what it was made from
+    _made: tuple[tuple[Any, ...], dict[str, Any]]  # set by _shared: the options it was made with
+    # Kept apart from the shared ``__dict__``: the function this object holds strongly (None: a shared core, kept in
+    # the function's own ``__dict__``, which holds it weakly, so that no reference cycle keeps the function alive)
+    __slots__ = ("__dict__", "__weakref__", "_keep")
 
     def __init__(self, fn: Callable[_P, _R], options: dict[str, Any], *, max_traces: int | None = None,
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
         fn = _options.check_callable(fn, f"jaxstatic.{self._transform}")
+        self._keep: Callable[..., Any] | None = fn
+        # the object whose closures the programs hold: itself, or for a handle its core (``_shared``)
+        self._core: Self = cast("Self", self)
+        self._fn_ref: Callable[[], Any] = _none
+        self._handles: tuple[weakref.ref[Self], ...] = ()  # replaced whole, never changed: read by any thread
         _wrap(self, fn)
-        self._fn = fn
         self._function = _options.display_name(fn)
         self._options = dict(options)
         self._signature_: inspect.Signature | None = None
@@ -136,6 +144,57 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
             self._params()
             with contextlib.suppress(AnnotationError), deferring():
                 self._layout()
+
+    @property
+    def _fn(self) -> Callable[..., Any]:
+        """The function transformed: a handle's own; a shared core's, that of a handle alive (a call or a trace runs
+        through one), else the one it was made from while that lives."""
+        keep = self._keep
+        if keep is None:
+            for handle in self._alive():
+                return handle._keep  # type: ignore[return-value]
+            keep = self._fn_ref()
+        return keep
+
+    @property
+    def __wrapped__(self) -> Callable[..., Any]:
+        """The function transformed (``functools.update_wrapper``'s attribute, read through ``_fn``: a shared core
+        holds it weakly)."""
+        return self._fn
+
+    @__wrapped__.setter
+    def __wrapped__(self, fn: Callable[..., Any]) -> None:
+        pass  # update_wrapper's: the function is this object's ``_keep``
+
+    def _handle(self, fn: Callable[..., Any]) -> Self:
+        """What ``js.jit(f)`` returns for this shared core: the live object holding ``fn`` (``js.jit(f) is
+        js.jit(f)``), else a new one sharing this core's ``__dict__`` (programs, statistics, call shapes), its class
+        and its hit in C, and holding ``fn`` strongly: the core, kept in ``fn``'s ``__dict__``, does not."""
+        for ref in self._handles:
+            alive = ref()
+            if alive is not None and alive._keep is fn:
+                return alive
+        cls = type(self)
+        handle: Self = cls.__new__(cls)
+        handle.__dict__ = self.__dict__
+        handle._keep = fn
+        self._handles = (*[ref for ref in self._handles if ref() is not None], weakref.ref(handle))
+        if "_specialized" in cls.__dict__:  # its hit in C (a new object has none)
+            _compiled.attach(handle, cls.__dict__["__call__"])
+        return handle
+
+    def _release(self) -> None:
+        """The function this core was kept in is gone: its programs go now (JAX's hold the arrays the function
+        captured), not when the garbage collector finds the core."""
+        with self._lock:
+            cleared = [(None, program, None) for program in dict.values(self._cache)]
+            self._cache.clear()
+            self._slots.clear()
+            held = self._memo.clear()
+        _let_go(cleared)
+        del held
+        if self._lane is not None:
+            getattr(self._lane.program, "clear_cache", lambda: None)()
 
     def _label(self, fn: Callable[..., Any]) -> str:
         """``jit(grad(loss))``: this transform around the one it wraps, as ``trace_report()`` names it."""
@@ -210,6 +269,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         shape = (len(args), *kwargs) if kwargs else len(args)
         found = self._shapes.get(shape)
         if found is None:
+            self = self._core  # the closures made here hold the core, never a handle
             plan = Plan.bind(self._layout(), len(args), tuple(kwargs), self._variants)
             if not self._lane_checked:
                 self._install_lane()
@@ -223,6 +283,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
 
     def _install_lane(self) -> None:
         """Take the exact-key lane (``_lane``) if this function can: its ``__call__`` becomes the lane's."""
+        self = self._core
         with self._lock:
             if self._lane_checked:
                 return
@@ -234,6 +295,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
                 self._stats.currsize = self._lane.currsize
 
     def _new_dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dispatch:
+        self = self._core
         dispatch = self._shape(args, kwargs)[1]["dispatch"]
         if kwargs:
             self._kw_plans[tuple(kwargs)] = dispatch
@@ -255,17 +317,30 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         cls = self._unspecialized()
         if isinstance(entry, types.FunctionType):  # not a hit in C (_hits), which has a doc of its own
             entry.__doc__ = StaticFunction.__call__.__doc__
-        self.__class__ = type(cls.__name__, (cls,), {"__call__": entry, "__module__": cls.__module__,
-                                                     "__qualname__": cls.__qualname__, "_specialized": True})
-        _compiled.attach(self, entry)
+        new = type(cls.__name__, (cls,), {"__call__": entry, "__module__": cls.__module__,
+                                          "__qualname__": cls.__qualname__, "_specialized": True})
+        for one in self._instances():
+            one.__class__ = new
+            _compiled.attach(one, entry)
+
+    def _instances(self) -> list[StaticFunction[Any, Any]]:
+        """This function's objects: its core and the handles alive, one class and one hit in C between them."""
+        core = self._core
+        return [core, *(handle for handle in core._alive() if handle is not core)]
+
+    def _alive(self) -> list[Self]:
+        """The handles alive."""
+        return [handle for ref in self._handles if (handle := ref()) is not None]
 
     def _unspecialized(self) -> type:
         cls = type(self)
         return cls.__base__ if cls.__dict__.get("_specialized") else cls  # type: ignore[return-value]
 
     def _unspecialize(self) -> None:
-        _compiled.attach(self, None)
-        self.__class__ = self._unspecialized()
+        cls = self._unspecialized()
+        for one in self._instances():
+            _compiled.attach(one, None)
+            one.__class__ = cls
 
     def _namespace(self, plan: Plan) -> dict[str, Any]:
         move = self._cache.move_to_end
@@ -457,11 +532,11 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
 
     def _body(self, plan: Plan, slot: Slot) -> Callable[..., Any]:
         """The function JAX traces for one static key: it rebuilds the user's call from the dynamic values."""
+        self = self._core  # the body holds the core, which holds the function weakly
         layout, fn, stats, key = plan.layout, self._fn, self._stats, slot.key
-        # fn itself, unless a decorator hides Static parameters
         from . import _hidden  # loaded by the first program built, not with jaxstatic
 
-        call = _hidden.explaining(fn, layout.static, f"jaxstatic.{self._transform}")
+        transform = f"jaxstatic.{self._transform}"
         params = layout.signature.parameters
         named = [n for n in plan.variant if params[n].kind not in (params[n].VAR_POSITIONAL, params[n].VAR_KEYWORD)]
         varpos = next((n for n in plan.variant if params[n].kind is params[n].VAR_POSITIONAL), None)
@@ -470,6 +545,9 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         counts = self._counts_traces
 
         def body(*dyn: Any, **dynkw: Any) -> Any:
+            # the function itself, unless a decorator hides Static parameters; read at each trace (a call runs
+            # through an object holding it), never held by the program
+            call = _hidden.explaining(self._fn, layout.static, transform)
             statics = statics_of(plan, slot)
             dynamic: dict[str, Any] = dict(zip(named, dyn))
             if varpos is not None:
@@ -489,7 +567,9 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
 
         body.__name__ = _options.program_name(fn)
         body.__qualname__ = self._function
-        body.__wrapped__ = fn  # type: ignore[attr-defined]  # JAX's debug info: the user's name, file and line
+        stub = _options.debug_stub(fn)
+        if stub is not None:  # JAX's debug info: the user's name, file and line
+            body.__wrapped__ = stub  # type: ignore[attr-defined]
         body.__signature__ = _program_signature(named, varpos, varkw)  # type: ignore[attr-defined]
         return body
 
@@ -556,6 +636,7 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
     def clear_cache(self) -> None:
         """Drop every compiled program and every static value held for them, by this transform and by the
         jaxstatic transforms it wraps (``js.jit(js.vmap(f))`` clears the vmap's too)."""
+        self = self._core
         with self._lock:
             # The cache's entries read as the plain dict's, which hashes no key: no Python code runs, so no hit's
             # move_to_end in another thread comes in between. What was held is let go of after the lock.
@@ -590,7 +671,8 @@ class StaticFunction(_compiled.Base, Generic[_P, _R], metaclass=_shared.Transfor
         module = getattr(self, "__module__", None)
         if module != "__main__" and _importable(self, module, name):
             return name
-        fn, args, kwargs = self._made
+        args, kwargs = self._made
+        fn = self._fn
         return _rebuild, (self._unspecialized(), fn, args, kwargs, _annotation_globals(fn)), self._pickled_state()
 
     def _pickled_state(self) -> Any:
@@ -681,6 +763,10 @@ def _wrap(self: StaticFunction[Any, Any], fn: Callable[..., Any]) -> None:
         if name not in own and not (name.startswith("_") and not name.startswith("__")) and not hasattr(
                 type(self), name):
             own[name] = value
+
+
+def _none() -> None:
+    return None
 
 
 def _let_go(evicted: list[tuple[Any, Any, Any]]) -> None:

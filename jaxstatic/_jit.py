@@ -152,6 +152,7 @@ class JitFunction(StaticFunction[_P, _R]):
     def _with_program(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Any, Any]:
         """``program.<method>(dynamic values)`` for the program of this call's static key (made and kept if need
         be), with the caller's own static values handed to the body while JAX traces it."""
+        self = self._core  # what the program holds is the core, never a handle
         plan, code = self._shape(args, kwargs)
         key = code["key"](args, kwargs)
         # Counted as a call, as its trace (if it traces) is counted as a miss: hits are calls less misses, so an

@@ -113,10 +113,12 @@ class Lane:
         owner, plan, key_of = self.owner, self.plan, self.key
         from . import _hidden
 
-        stats, call = owner._stats, _hidden.explaining(owner._fn, layout.static)
+        stats, fn = owner._stats, owner._fn
         labels = [name for name, _ in plan.statics]
 
         def body(*args: Any, **kwargs: Any) -> Any:
+            # read at each trace (a call runs through an object holding the function), never held by the program
+            call = _hidden.explaining(owner._fn, layout.static)
             if jit_disabled():
                 return eager(stats, call, args, kwargs)
             _typecheck.check(owner._fn, owner._function, plan.static_values(args, kwargs))  # JAX's miss: new values
@@ -129,9 +131,11 @@ class Lane:
             self.traced(key)
             return out
 
-        body.__name__ = _options.program_name(owner._fn)
+        body.__name__ = _options.program_name(fn)
         body.__qualname__ = owner._function
-        body.__wrapped__ = owner._fn  # type: ignore[attr-defined]  # JAX's debug info: the user's name and line
+        stub = _options.debug_stub(fn)
+        if stub is not None:  # JAX's debug info: the user's name and line
+            body.__wrapped__ = stub  # type: ignore[attr-defined]
         body.__signature__ = layout.signature  # type: ignore[attr-defined]
         return body
 

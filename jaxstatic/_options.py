@@ -15,6 +15,7 @@ import difflib
 import functools
 import inspect
 import numbers
+import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -261,6 +262,27 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
                        f"parameter(s) {dynamic}", f"Give one entry per parameter in {dynamic}, or a dict by name.")
 
 
-__all__ = ["ANY_CALL", "JAX_JIT_CACHE_SIZE", "OptionError", "ParamOptions", "argnums_into_varargs", "as_tuple", "check_argnames", "check_cache_size",
+__all__ = ["ANY_CALL", "JAX_JIT_CACHE_SIZE", "OptionError", "ParamOptions", "argnums_into_varargs", "as_tuple",
+           "debug_stub", "check_argnames", "check_cache_size",
            "check_callable", "check_max_traces", "check_not_static", "display_name", "program_name", "names_of_argnums",
            "per_parameter", "positional", "resolve_param_options"]
+
+
+def debug_stub(fn: Callable[..., Any]) -> Callable[..., Any] | None:
+    """What a program's body gives JAX as its ``__wrapped__``, from which JAX reads the user's name, file and line:
+    a function of ``fn``'s code, name and module that holds nothing of ``fn``'s (no closure values, defaults or
+    globals), so that a program never keeps the function, nor the arrays it captured, alive."""
+    try:
+        target: Any = inspect.unwrap(fn)  # where JAX would read them: the innermost function
+    except ValueError:  # a __wrapped__ cycle
+        return None
+    target = getattr(target, "__func__", target)  # a bound method: its function
+    if not isinstance(target, types.FunctionType):
+        call = inspect.getattr_static(type(target), "__call__", None)
+        if not isinstance(call, types.FunctionType):
+            return None
+        target = call
+    code = target.__code__
+    stub = types.FunctionType(code, {}, target.__name__, None, tuple(types.CellType() for _ in code.co_freevars))
+    stub.__qualname__, stub.__module__ = target.__qualname__, target.__module__
+    return stub

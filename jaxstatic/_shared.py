@@ -8,10 +8,16 @@ every call (measured ~500x slower). The same holds for stacks: ``js.jit(js.grad(
 before, and then the jit made over it.
 
 Where the shared functions are kept: in the user's function itself, under ``ATTRIBUTE`` in its ``__dict__``, keyed
-by the transform and its options. A transformed function holds its function, so a registry outside the function
-would keep every function alive for ever (``jax.jit`` keeps its programs apart from the function, keyed weakly,
-which jaxstatic cannot: its programs trace the function itself). Kept in the function, the two form a cycle the
-garbage collector frees with the function, and with it the static values its programs hold.
+by the transform and its options. A registry outside the function would keep every function alive for ever; kept
+in the function, they go with it. What is kept there is a core (the programs, statistics and call shapes), which
+holds the function only weakly; ``js.jit(f)`` returns a handle sharing the core's ``__dict__``, class and hit in C,
+which holds ``f`` (the handle alive is returned again: ``js.jit(f) is js.jit(f)``). So no reference cycle runs
+through the function, and as with ``jax.jit`` an array a closure captured is freed at the ``del`` of the last
+reference to the function and its jitted function, garbage collector or not: when the function goes, its cores'
+programs go with it (``jax.jit``'s programs hold the arrays they closed over), and a function not shared (a bound
+method, a partial) has a core and a handle too, whose programs go with the handle. The programs' bodies read the
+function through the core at each trace, and hand JAX, for its debug info, a stub of the function's code
+(``_options.debug_stub``) that holds nothing of the function's.
 
 What is shared and what not:
 
@@ -39,6 +45,7 @@ no code generated).
 
 from __future__ import annotations
 
+import functools
 import operator
 import sys
 import threading
@@ -95,7 +102,10 @@ def _key(cls: type, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
     # a jaxstatic transform made here (one copied by another wrapper's update_wrapper is not one)
     inner = fn.__dict__.get("_shared_as") if isinstance(type(fn), Transform) else None
     if inner is not None:
-        base, inner_key = inner
+        base_ref, inner_key = inner
+        base = base_ref()
+        if base is None:
+            return None
     elif type(fn) is types.FunctionType or _keeps(fn):
         base, inner_key = fn, None
     else:
@@ -178,19 +188,48 @@ def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, 
             made = None if holder is None else holder.pop(key, None)
             if holder is not None and made is not None and _same(made._version, version):
                 holder[key] = made  # the most recently used last
-                return made
+                return made._handle(fn)
     made = make(fn, *args, **kwargs)
-    made._made = (fn, args, kwargs)  # what pickling by value rebuilds it from
+    made._made = (args, kwargs)  # what pickling by value rebuilds it from, with its function
     if found is None:
+        return _own(made, fn)
+    try:
+        base_ref = weakref.ref(base, functools.partial(_released, weakref.ref(made)))
+    except TypeError:  # an object without weak references: a function of its own
         return made
     with _LOCK:
         holder = _holder(base, create=True)
         assert holder is not None
-        made = holder.setdefault(key, made)  # another thread made it first: that one is shared
-        made._shared_as, made._version = (base, key), version
+        shared = holder.setdefault(key, made)  # another thread made it first: that one is shared
+        if shared is made:
+            # The core, kept in base's __dict__, holds its function weakly (no reference cycle keeps the function
+            # and the arrays it captured alive); the handle returned holds it.
+            made._shared_as, made._version, made._base_ref = (base_ref, key), version, base_ref
+            made._fn_ref, made._keep = weakref.ref(made._keep), None
+        made = shared
         while len(holder) > LIMIT:
             del holder[next(iter(holder))]
-    return made
+        return made._handle(fn)
+
+
+def _own(made: Any, fn: Any) -> Any:
+    """A function of its own (not shared), as ``jax.jit`` makes one: the handle returned holds ``fn``, and the
+    programs go when the handle goes (its core's closures hold each other, which only the garbage collector frees)."""
+    try:
+        made._fn_ref = weakref.ref(made._keep)
+    except TypeError:  # a callable without weak references: the object holds it itself
+        return made
+    made._keep = None
+    handle = made._handle(fn)
+    made._watch = weakref.ref(handle, functools.partial(_released, weakref.ref(made)))
+    return handle
+
+
+def _released(core: weakref.ref[Any], _: Any, finalizing: Callable[[], bool] = sys.is_finalizing) -> None:
+    """The function a core was kept in is gone: its programs go with it (``StaticFunction._release``)."""
+    found = core()
+    if found is not None and not finalizing():  # at exit, JAX's own modules may be gone already
+        found._release()
 
 
 def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:

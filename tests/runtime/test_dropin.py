@@ -467,17 +467,98 @@ def test_eval_shape_of_the_plain_function_is_not_shared_but_the_jitted_one_s_is(
     assert len(traced) == 4  # each shape traced once
 
 
-def test_an_array_captured_by_a_jitted_closure_is_freed_by_the_garbage_collector() -> None:
+@pytest.fixture
+def no_gc() -> Any:
+    """Python's garbage collector off: what is freed is freed by reference counting alone, as ``jax.jit`` frees it."""
+    gc.collect()
+    gc.disable()
+    yield
+    gc.enable()
+
+
+class _Model:
+    def __init__(self, w: jax.Array) -> None:
+        self.w = w
+
+    def step(self, y: jax.Array) -> jax.Array:
+        return y + self.w
+
+
+def _closure(w: jax.Array) -> Callable[[], Any]:
+    f = js.jit(lambda y: w + y)
+    return lambda: f(jnp.ones(10))
+
+
+def _static(w: jax.Array) -> Callable[[], Any]:
+    def f(y: jax.Array, n: Static[int], cfg: Static[dict[str, int]]) -> jax.Array:
+        return w * n + y * cfg["a"]
+
+    jf = js.jit(f)
+    return lambda: (jf(jnp.ones(10), 2, {"a": 1}), jf(jnp.ones(10), n=3, cfg={"a": 2}))
+
+
+def _decorated(w: jax.Array) -> Callable[[], Any]:
+    @js.jit
+    def f(y: jax.Array, n: Static[float] = 2.0) -> jax.Array:
+        return w * n + y
+
+    return lambda: (f(jnp.ones(10)), f(jnp.ones(10), 3.5))
+
+
+def _rebuilt(w: jax.Array) -> Callable[[], Any]:
+    def f(y: jax.Array) -> jax.Array:
+        return w + y
+
+    return lambda: js.jit(f)(jnp.ones(10))  # made again on every call: one program shared
+
+
+def _stacked(w: jax.Array) -> Callable[[], Any]:
+    def f(y: jax.Array) -> jax.Array:
+        return (w * y).sum()
+
+    return lambda: js.jit(js.grad(f))(jnp.ones(10))
+
+
+def _method(w: jax.Array) -> Callable[[], Any]:
+    f = js.jit(_Model(w).step)
+    return lambda: f(jnp.ones(10))
+
+
+def _partial(w: jax.Array) -> Callable[[], Any]:
+    f = js.jit(functools.partial(lambda w, y: w + y, w))
+    return lambda: f(jnp.ones(10))
+
+
+@pytest.mark.parametrize("make", [_closure, _static, _decorated, _rebuilt, _stacked, _method, _partial])
+def test_an_array_captured_by_a_jitted_function_is_freed_at_del_as_with_jax_jit(
+        make: Callable[[jax.Array], Callable[[], Any]], hit_path: str, no_gc: None) -> None:
+    x = jnp.arange(10.0)
+    ref = weakref.ref(x)
+    call = make(x)
+    call()
+    call()  # a hit
+    del call, x
+    assert ref() is None
+
+
+def test_a_jitted_closure_is_shared_while_it_lives_and_holds_its_function(no_gc: None) -> None:
     def closure(w: jax.Array) -> Callable[[jax.Array], jax.Array]:
         return lambda y: w + y
 
     x = jnp.ones(10)
     ref = weakref.ref(x)
-    f = js.jit(closure(x))
+    fn = closure(x)
+    f = js.jit(fn)
     f(1.0)
-    assert js.jit(f.__wrapped__) is f  # shared with every rebuild while the function lives
-    del f, x
-    gc.collect()
+    assert js.jit(fn) is f  # shared with every rebuild while the function lives
+    del fn  # the jitted function holds it
+    assert f(2.0).tolist() == [3.0] * 10
+    fn = f.__wrapped__
+    del f
+    g = js.jit(fn)  # a new handle on the same programs
+    g(1.0)
+    assert g.trace_count == 1
+    del fn, g, x
     assert ref() is None
 
 
