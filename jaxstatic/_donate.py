@@ -131,10 +131,11 @@ class Donation:
     site: str
 
 
-# Each donating call that succeeds records its donated arguments and where it was made; a deleted leaf met later is
-# looked up newest first. Held strongly, the last few: a donated buffer is deleted by the call, so what is held is
-# Python objects, not memory, and recording costs no walk over the leaves (~0.5 us a call; a weak reference per
-# leaf cost ~0.3 us a leaf: benchmarks/donation.py). A program whose first call shows a donation JAX could not use
+# Each donating call that succeeds records its donated arguments and where it was made (the caller's code and the
+# offset of its last instruction: ``f_lineno`` maps that offset to a line on every read, ~0.4 us, so the line is
+# found only when an error needs it); a deleted leaf met later is looked up newest first. Held strongly, the last
+# few: a donated buffer is deleted by the call, so what is held is Python objects, not memory, and recording costs
+# no walk over the leaves (a weak reference per leaf cost ~0.3 us a leaf: benchmarks/donation.py). A program whose first call shows a donation JAX could not use
 # (its warning) records weak references instead, so that no buffer it did not consume is kept alive.
 _held: collections.deque[tuple[Any, str, str, types.CodeType, int]] = collections.deque(maxlen=4)
 _weak: collections.deque[tuple[tuple[weakref.ref[Any], ...], str, str, types.CodeType, int]] = collections.deque(
@@ -143,13 +144,21 @@ _weak: collections.deque[tuple[tuple[weakref.ref[Any], ...], str, str, types.Cod
 
 def donation_of(leaf: object) -> Donation | None:
     """Where jaxstatic donated ``leaf``, among its latest donating calls."""
-    for value, function, name, code, line in reversed(_held):
+    for value, function, name, code, offset in reversed(_held):
         if any(x is leaf for x in jax.tree_util.tree_leaves(value)):
-            return Donation(function, name, f"{code.co_filename}:{line}")
-    for refs, function, name, code, line in reversed(_weak):
+            return Donation(function, name, f"{code.co_filename}:{_line(code, offset)}")
+    for refs, function, name, code, offset in reversed(_weak):
         if any(ref() is leaf for ref in refs):
-            return Donation(function, name, f"{code.co_filename}:{line}")
+            return Donation(function, name, f"{code.co_filename}:{_line(code, offset)}")
     return None
+
+
+def _line(code: types.CodeType, offset: int) -> int:
+    """The source line of the instruction at byte ``offset`` of ``code`` (what ``frame.f_lineno`` reads)."""
+    for start, end, line in code.co_lines():
+        if start <= offset < end and line is not None:
+            return line
+    return code.co_firstlineno
 
 
 def _caller(frame: types.FrameType) -> types.FrameType:
@@ -173,7 +182,7 @@ def recording(program: Callable[..., Any], function: str, donated: Iterable[tupl
     switch = _Switch
     weak: bool | None = None  # unknown until the first call compiles
 
-    # The hit path of a donating function: ~0.4 us over the program's own call (benchmarks/donation.py)
+    # The hit path of a donating function: ~0.5 us over the program's own call (benchmarks/donation.py)
     def call(*args: Any, **kwargs: Any) -> Any:
         nonlocal weak
         if weak is None or (switch.strict if strict is None else strict):
@@ -184,14 +193,14 @@ def recording(program: Callable[..., Any], function: str, donated: Iterable[tupl
         frame = getframe(1)  # recorded once the call succeeded: a refused call donated nothing
         if frame.f_code.co_filename.startswith(ours):
             frame = _caller(frame)
-        code, line = frame.f_code, frame.f_lineno
+        code, offset = frame.f_code, frame.f_lasti
         del frame
         for i, name in pairs:
             if i < len(args):
                 if weak:
-                    _weak.append((_weakly(args[i]), function, name, code, line))
+                    _weak.append((_weakly(args[i]), function, name, code, offset))
                 else:
-                    held((args[i], function, name, code, line))
+                    held((args[i], function, name, code, offset))
         return result
 
     for name in ("lower", "trace", "eval_shape", "clear_cache"):
