@@ -45,10 +45,13 @@ STATIC = _Marker("STATIC")
 an alias cannot be used (beside other metadata, ``Annotated[int, STATIC, "doc"]``)."""
 NODIFF = _Marker("NODIFF")
 """The marker inside ``NoDiff[T]``, which is ``Annotated[T, NODIFF]``."""
+DONATE = _Marker("DONATE")
+"""The marker inside ``Donate[T]``, which is ``Annotated[T, DONATE]``."""
 
 if TYPE_CHECKING:
     Static: TypeAlias = Annotated[_T, STATIC]
     NoDiff: TypeAlias = Annotated[_T, NODIFF]
+    Donate: TypeAlias = Annotated[_T, DONATE]
 else:
 
     class Static:
@@ -73,6 +76,14 @@ else:
 
         def __class_getitem__(cls, item: object) -> object:
             return Annotated[item, NODIFF]
+
+    class Donate:
+        """``Donate[T]``: a dynamic parameter of type ``T`` whose buffers ``jaxstatic.jit`` and ``jaxstatic.pmap``
+        donate to the computation (``donate_argnames``): the caller's arrays are deleted by the call, and their
+        memory reused for the result. Use the value the function returns, not the one passed in."""
+
+        def __class_getitem__(cls, item: object) -> object:
+            return Annotated[item, DONATE]
 
 
 def _has_marker(hint: object, marker: _Marker) -> bool:
@@ -227,8 +238,7 @@ def _outer_markers(annotation: Any, globalns: dict[str, Any],
         return (STATIC,)
     if head is NoDiff or (head is _UNDEFINED and spelled == "NoDiff"):
         return (NODIFF,)
-    if (head is _UNDEFINED and spelled == "Donate") or getattr(head, "__module__", None) == "jaxstatic._donate":
-        from ._donate import DONATE  # imported here: _donate builds on this module
+    if head is Donate or (head is _UNDEFINED and spelled == "Donate"):
         return (DONATE,)
     if head in _ANNOTATED or (head is _UNDEFINED and spelled == "Annotated"):
         metadata = node.slice.elts[1:] if isinstance(node.slice, ast.Tuple) else []
@@ -258,7 +268,7 @@ def _metadata_marker(node: ast.expr, globalns: dict[str, Any], localns: Mapping[
     value = _evaluate(node, globalns, localns)
     if value is _UNDEFINED:
         return {"STATIC": STATIC, "NODIFF": NODIFF}.get(_last_name(node) or "")
-    return value if isinstance(value, _Marker) else None  # STATIC, NODIFF, or _donate's DONATE
+    return value if isinstance(value, _Marker) else None  # STATIC, NODIFF or DONATE
 
 
 def _markers(hint: object) -> tuple[_Marker, ...]:

@@ -25,31 +25,20 @@ import types
 import warnings
 import weakref
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar, get_args, get_origin
+from typing import Annotated, Any, get_args, get_origin
 
 import jax
 
 from . import _options, _traceback
-from ._annotations import STATIC, _Marker, function_hints, unwrap
+from ._annotations import (
+    DONATE as DONATE,
+    STATIC,
+    Donate as Donate,
+    function_hints,
+    unwrap,
+)
 from ._errors import AnnotationError, JaxstaticError, option_error
 from ._options import ParamOptions
-
-_T = TypeVar("_T")
-
-DONATE = _Marker("DONATE")
-"""The marker inside ``Donate[T]``, which is ``Annotated[T, DONATE]``."""
-
-if TYPE_CHECKING:
-    Donate: TypeAlias = Annotated[_T, DONATE]
-else:
-
-    class Donate:
-        """``Donate[T]``: a dynamic parameter of type ``T`` whose buffers ``jaxstatic.jit`` and ``jaxstatic.pmap``
-        donate to the computation (``donate_argnames``): the caller's arrays are deleted by the call, and their
-        memory reused for the result. Use the value the function returns, not the one passed in."""
-
-        def __class_getitem__(cls, item: object) -> object:
-            return Annotated[item, DONATE]
 
 
 class DeletedArrayError(JaxstaticError):

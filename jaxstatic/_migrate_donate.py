@@ -16,7 +16,7 @@ from ._migrate_common import Left, Rule, code, literal_ints, literal_strs, witho
 OPTIONS = frozenset({"donate_argnums", "donate_argnames"})
 JS_JIT = ("jaxstatic.jit",)
 PARTIAL = ("functools.partial",)
-DONATE_NAMES = frozenset({"jaxstatic.Donate", "jaxstatic._donate.Donate"})
+DONATE_NAMES = frozenset({"jaxstatic.Donate", "jaxstatic._annotations.Donate"})
 
 
 class DonateDecorator(Rule):
