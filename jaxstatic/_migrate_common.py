@@ -215,6 +215,34 @@ def literal_strs(value: cst.BaseExpression) -> list[str] | None:
     return out
 
 
+def named_by(options: Sequence[cst.Arg], by_position: str, fn: cst.FunctionDef) -> set[str]:
+    """The names of the parameters of ``fn`` that ``options`` name: the option called ``by_position`` by positions,
+    the others by names. ``Left`` where the source does not say which: a computed value, a negative position (JAX
+    counts it from the end of each call's arguments), a position past the named parameters, a name of none."""
+    params = fn.params
+    positional = [*params.posonly_params, *params.params]
+    named = {p.name.value for p in [*positional, *params.kwonly_params]}
+    names: set[str] = set()
+    for arg in options:
+        option = arg.keyword.value if arg.keyword else ""
+        values = literal_ints(arg.value) if option == by_position else literal_strs(arg.value)
+        if values is None:
+            raise Left(f"{option}={code(arg.value)} is computed at run time; annotate the parameters by hand")
+        for value in values:
+            if isinstance(value, str):
+                if value not in named:
+                    raise Left(f"{option} names {value!r}, which is not a named parameter of {fn.name.value}()")
+                names.add(value)
+            elif value < 0:
+                raise Left(f"{option} holds {value}, which JAX counts from the end of each call's arguments")
+            elif value >= len(positional):
+                raise Left(f"{option} holds {value}, but {fn.name.value}() has {len(positional)} positional "
+                           "parameters")
+            else:
+                names.add(positional[value].name.value)
+    return names
+
+
 def code(node: cst.CSTNode) -> str:
     """One line of source for ``node``, for messages."""
     text = cst.Module([]).code_for_node(node)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ._migrate_common import Left, Rule, code, literal_ints, literal_strs, without
+from ._migrate_common import Left, Rule, code, named_by, without
 
 OPTIONS = frozenset({"donate_argnums", "donate_argnames"})
 JS_JIT = ("jaxstatic.jit",)
@@ -65,28 +65,8 @@ class DonateDecorator(Rule):
 
     def _names(self, donated: list[cst.Arg], fn: cst.FunctionDef) -> set[str]:
         params = fn.params
-        positional = [*params.posonly_params, *params.params]
-        by_name = {p.name.value: p for p in [*positional, *params.kwonly_params]}
-        names: set[str] = set()
-        for arg in donated:
-            option = arg.keyword.value if arg.keyword else ""
-            if option == "donate_argnums":
-                numbers = literal_ints(arg.value)
-                if numbers is None:
-                    raise Left(f"{option}={code(arg.value)} is computed at run time; annotate the parameters by hand")
-                for i in numbers:
-                    if not 0 <= i < len(positional):
-                        raise Left(f"{option} holds {i}, which is not a position of a named parameter of "
-                                   f"{fn.name.value}()")
-                    names.add(positional[i].name.value)
-            else:
-                strings = literal_strs(arg.value)
-                if strings is None:
-                    raise Left(f"{option}={code(arg.value)} is computed at run time; annotate the parameters by hand")
-                for s in strings:
-                    if s not in by_name:
-                        raise Left(f"{option} names {s!r}, which is not a named parameter of {fn.name.value}()")
-                    names.add(s)
+        by_name = {p.name.value: p for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+        names = named_by(donated, "donate_argnums", fn)
         static = [n for n in sorted(names) if self.is_static(by_name[n].annotation)]
         if static:
             raise Left(f"{fn.name.value}() annotates {static[0]!r} Static, which has no buffer to donate")

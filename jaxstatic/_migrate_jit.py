@@ -21,8 +21,7 @@ from ._migrate_common import (
     Rule,
     admits_none,
     code,
-    literal_ints,
-    literal_strs,
+    named_by,
     or_none,
     star_args,
     without,
@@ -79,29 +78,7 @@ class _Jitting(Rule):
         """The names of the parameters of ``fn`` that ``statics`` make static; ``Left`` when unsure."""
         params = fn.params
         positional = [*params.posonly_params, *params.params]
-        named = {p.name.value for p in [*positional, *params.kwonly_params]}
-        names: set[str] = set()
-        for arg in statics:
-            option = arg.keyword.value if arg.keyword else ""
-            if option == transform.by_position:
-                numbers = literal_ints(arg.value)
-                if numbers is None:
-                    raise Left(f"{option}={code(arg.value)} is computed at run time; annotate the parameters by hand")
-                for i in numbers:
-                    if i < 0:
-                        raise Left(f"{option} holds {i}, which JAX counts from the end of each call's arguments")
-                    if i >= len(positional):
-                        raise Left(f"{option} holds {i}, but {fn.name.value}() has {len(positional)} positional "
-                                   "parameters")
-                    names.add(positional[i].name.value)
-            else:
-                strings = literal_strs(arg.value)
-                if strings is None:
-                    raise Left(f"{option}={code(arg.value)} is computed at run time; annotate the parameters by hand")
-                for s in strings:
-                    if s not in named:
-                        raise Left(f"{option} names {s!r}, which is not a named parameter of {fn.name.value}()")
-                    names.add(s)
+        names = named_by(statics, transform.by_position, fn)
         if self.strict:
             self.strict_check(fn, names)
         annotated = [p.name.value for p in [*positional, *params.kwonly_params]

@@ -44,7 +44,7 @@ def test_what_cannot_be_read_is_left_and_reported() -> None:
     assert sites == [
         "t.py:5: JS010 left: donate_argnums=WHICH is computed at run time; annotate the parameters by hand",
         "t.py:9: JS010 left: g() annotates 'n' Static, which has no buffer to donate",
-        "t.py:13: JS010 left: donate_argnums holds 2, which is not a position of a named parameter of h()",
+        "t.py:13: JS010 left: donate_argnums holds 2, but h() has 1 positional parameters",
         "t.py:20: JS010 left: js.jit(k, donate_...) is a call, not a decorator: the option keeps working; to "
         "declare it, annotate the parameters Donate[...] where they are defined",
     ]
