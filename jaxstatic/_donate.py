@@ -10,7 +10,8 @@ raised again as a ``DeletedArrayError`` that subclasses JAX's own class (so ``ex
 names the function, the parameter, the path inside it and, where jaxstatic donated it, the donating call.
 
 Cost: nothing on the calls of functions that donate nothing. A donating program is wrapped (``recording``): each
-call notes, per donated leaf, a weak reference and the call site (``benchmarks/donation.py`` measures the hit).
+call notes its donated arguments and the call site, in C where the extension is built (``benchmarks/donation.py``
+measures the hit).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Annotated, Any, get_args, get_origin
 
 import jax
 
-from . import _options, _traceback
+from . import _compiled, _options, _traceback
 from ._annotations import (
     DONATE as DONATE,
     STATIC,
@@ -165,18 +166,25 @@ def _weakly(value: Any) -> tuple[weakref.ref[Any], ...]:
 def recording(program: Callable[..., Any], function: str, donated: Iterable[tuple[int, str]],
               strict: bool | None) -> Callable[..., Any]:
     """``program`` (a ``jax.jit``) that records where its donated arguments were donated; under ``strict``, one that
-    raises ``UnusableDonationError`` where JAX would warn that donated buffers were not usable."""
+    raises ``UnusableDonationError`` where JAX would warn that donated buffers were not usable.
+
+    With the extension, a ``Recorder`` in C takes the calls once the first has shown how to record (~0.1 us over
+    the program's own call, no frame); without it, or for the first call, strict donation and weak records, the
+    Python ``call`` below (~0.9 us: a frame, ``*args`` and ``sys._getframe``; ``benchmarks/donation.py``)."""
     pairs = tuple(donated)
     held, getframe, ours = _held.append, sys._getframe, (_PACKAGE, _traceback.GENERATED)
     switch = _Switch
     weak: bool | None = None  # unknown until the first call compiles
+    extension = _compiled.compiled
+    recorder: Any = None
 
-    # The hit path of a donating function: ~0.5 us over the program's own call (benchmarks/donation.py)
     def call(*args: Any, **kwargs: Any) -> Any:
         nonlocal weak
         if weak is None or (switch.strict if strict is None else strict):
             result, unusable = _watched(program, function, pairs, args, kwargs, strict)
             weak = weak or unusable
+            if recorder is not None and not weak:
+                recorder.steady = 1  # the Recorder records strongly itself, handing strict calls back here
         else:
             result = program(*args, **kwargs)
         frame = getframe(1)  # recorded once the call succeeded: a refused call donated nothing
@@ -192,6 +200,10 @@ def recording(program: Callable[..., Any], function: str, donated: Iterable[tupl
                     held((args[i], function, name, code, offset))
         return result
 
+    if extension is not None:
+        recorder = extension.Recorder(program=program, watch=call, append=held, function=function, pairs=pairs,
+                                      ours=ours, strict=-1 if strict is None else int(strict))
+        return recorder  # type: ignore[no-any-return]
     for name in ("lower", "trace", "eval_shape", "clear_cache"):
         if hasattr(program, name):
             setattr(call, name, getattr(program, name))
@@ -215,6 +227,11 @@ def set_strict_donation(strict: bool | None) -> None:
     """Make donation strict (``True``) or not for every ``js.jit`` that does not say otherwise (``strict_donation=``);
     ``None`` reads the ``JAXSTATIC_STRICT_DONATION`` environment variable again. Checked when a program compiles."""
     _Switch.strict = _from_environment() if strict is None else bool(strict)
+    if _compiled.extension is not None:
+        _compiled.extension.strict_donation(_Switch.strict)  # what a Recorder in C reads
+
+
+set_strict_donation(None)
 
 
 def pop_strict(function: str, options: dict[str, Any]) -> bool | None:

@@ -20,6 +20,8 @@
      ``attach`` points at their hit: the caller's arguments reach the hit as they are, with no tuple, dict or
      frame in between.
    - ``Counter``, a function's count of calls: a hit adds to it without making an int.
+   - ``Recorder``, a donating program (``_donate``): JAX's program called, then where it donated noted, with no
+     Python frame.
 
    Why C: Python calls an object whose class defines ``__call__`` in Python through its argument-tuple protocol
    and runs a new frame; measured on a 2-core machine, a lane hit's frame cost 5-10% of a 6 us ``jax.jit`` hit,
@@ -30,6 +32,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>  /* T_OBJECT, T_PYSSIZET: still there on 3.12+ */
+#if PY_VERSION_HEX < 0x030B0000
+#include <frameobject.h>  /* f_lasti, read by a Recorder before 3.11's PyFrame_GetLasti */
+#endif
 
 /* ---- Counter: a function's count of calls --------------------------------------------------------------------- */
 
@@ -1136,6 +1141,254 @@ static PyType_Spec base_spec = {
     base_slots,
 };
 
+/* ---- Recorder: a donating program that notes where each call donated ------------------------------------------- */
+
+/* ``_donate.recording``'s hit: JAX's program called as it was, then, once it succeeded (a refused call donated
+   nothing), each donated argument noted with the caller's code and instruction offset, for an error that later
+   meets a deleted array to name the donating call. In Python that was a frame of its own, ``*args`` packing and a
+   ``sys._getframe``: ~0.9 us on a 21 us step of 8 arrays, 4% of a ``jax.jit`` hit (``benchmarks/donation.py``).
+   Calls it does not take whole go to ``watch``, the Python path: the first call (JAX's warning about donations it
+   could not use decides how to record), strict donation, and a program that records weak references. */
+
+static int strict_switch = 0;  /* ``set_strict_donation``'s switch, mirrored by ``strict_donation(flag)`` */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *program;   /* jax.jit of the traced body, with donate_argnums */
+    PyObject *watch;     /* the Python path, same arguments */
+    PyObject *append;    /* _donate._held.append */
+    PyObject *function;  /* the function's display name */
+    PyObject *pairs;     /* tuple of (position, parameter name) per donated argument */
+    PyObject *ours;      /* tuple of the filename prefixes of jaxstatic's frames (its package, its generated code) */
+    int steady;          /* 1 once the Python path has seen the first call: calls are taken here */
+    int strict;          /* strict_donation=: 1, 0, or -1 to follow the switch */
+} Recorder;
+
+static int
+recorder_ours(Recorder *self, PyCodeObject *code)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->ours); i++) {
+        Py_ssize_t match = PyUnicode_Tailmatch(code->co_filename, PyTuple_GET_ITEM(self->ours, i), 0,
+                                               PY_SSIZE_T_MAX, -1);
+        if (match != 0) {
+            return (int)match;  /* 1, or -1 with an exception set */
+        }
+    }
+    return 0;
+}
+
+/* The caller's frame outside jaxstatic (a hit in C has none of its own; the generated dispatcher does), as
+   ``_donate._caller``: a new reference, or NULL (with no exception when there is no Python frame). */
+static PyFrameObject *
+recorder_caller(Recorder *self)
+{
+    PyFrameObject *frame = PyEval_GetFrame();  /* borrowed */
+    if (frame == NULL) {
+        return NULL;
+    }
+    Py_INCREF(frame);
+    for (;;) {
+        PyCodeObject *code = PyFrame_GetCode(frame);
+        int ours = recorder_ours(self, code);
+        Py_DECREF(code);
+        if (ours < 0) {
+            Py_DECREF(frame);
+            return NULL;
+        }
+        PyFrameObject *back = ours ? PyFrame_GetBack(frame) : NULL;
+        if (back == NULL) {
+            return frame;
+        }
+        Py_DECREF(frame);
+        frame = back;
+    }
+}
+
+static int
+recorder_note(Recorder *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyFrameObject *frame = recorder_caller(self);
+    if (frame == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    PyCodeObject *code = PyFrame_GetCode(frame);
+#if PY_VERSION_HEX >= 0x030B0000
+    int offset = PyFrame_GetLasti(frame);
+#else
+    int offset = frame->f_lasti < 0 ? -1 : frame->f_lasti * (int)sizeof(_Py_CODEUNIT);
+#endif
+    Py_DECREF(frame);
+    PyObject *where = PyLong_FromLong(offset);
+    int status = where == NULL ? -1 : 0;
+    for (Py_ssize_t j = 0; status == 0 && j < PyTuple_GET_SIZE(self->pairs); j++) {
+        PyObject *pair = PyTuple_GET_ITEM(self->pairs, j);
+        Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 0));
+        if (i == -1 && PyErr_Occurred()) {
+            status = -1;
+            break;
+        }
+        if (i >= nargs) {
+            continue;
+        }
+        PyObject *note = PyTuple_Pack(5, args[i], self->function, PyTuple_GET_ITEM(pair, 1), (PyObject *)code, where);
+        PyObject *done = note == NULL ? NULL : PyObject_CallOneArg(self->append, note);
+        Py_XDECREF(note);
+        if (done == NULL) {
+            status = -1;
+        }
+        Py_XDECREF(done);
+    }
+    Py_XDECREF(where);
+    Py_DECREF(code);
+    return status;
+}
+
+static PyObject *
+recorder_vectorcall(Recorder *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (!self->steady || self->strict == 1 || (self->strict == -1 && strict_switch)) {
+        return PyObject_Vectorcall(self->watch, args, nargsf, kwnames);
+    }
+    PyObject *result = PyObject_Vectorcall(self->program, args, nargsf, kwnames);
+    if (result != NULL && recorder_note(self, args, PyVectorcall_NARGS(nargsf)) < 0) {
+        Py_CLEAR(result);
+    }
+    return result;
+}
+
+static PyObject *
+recorder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"program", "watch", "append", "function", "pairs", "ours", "strict", NULL};
+    PyObject *program, *watch, *append, *function, *pairs, *ours;
+    int strict;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOOUO!O!i:Recorder", keywords, &program, &watch, &append,
+                                     &function, &PyTuple_Type, &pairs, &PyTuple_Type, &ours, &strict)) {
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(pairs); j++) {
+        PyObject *pair = PyTuple_GET_ITEM(pairs, j);
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyLong_CheckExact(PyTuple_GET_ITEM(pair, 0))
+                || !PyUnicode_CheckExact(PyTuple_GET_ITEM(pair, 1))) {
+            PyErr_Format(PyExc_TypeError, "Recorder: pairs holds (position, name) tuples, not %R", pair);
+            return NULL;
+        }
+    }
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(ours); j++) {
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(ours, j))) {
+            PyErr_SetString(PyExc_TypeError, "Recorder: ours holds filename prefixes (str)");
+            return NULL;
+        }
+    }
+    Recorder *self = (Recorder *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->vectorcall = (vectorcallfunc)recorder_vectorcall;
+    self->program = Py_NewRef(program);
+    self->watch = Py_NewRef(watch);
+    self->append = Py_NewRef(append);
+    self->function = Py_NewRef(function);
+    self->pairs = Py_NewRef(pairs);
+    self->ours = Py_NewRef(ours);
+    self->steady = 0;
+    self->strict = strict < 0 ? -1 : strict > 0;
+    return (PyObject *)self;
+}
+
+static PyObject *
+recorder_call(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return PyVectorcall_Call(self, args, kwargs);
+}
+
+/* lower, trace, eval_shape, clear_cache, ...: the program's own */
+static PyObject *
+recorder_getattro(Recorder *self, PyObject *name)
+{
+    PyObject *found = PyObject_GenericGetAttr((PyObject *)self, name);
+    if (found != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        return found;
+    }
+    PyErr_Clear();
+    return PyObject_GetAttr(self->program, name);
+}
+
+static int
+recorder_traverse(Recorder *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->program);
+    Py_VISIT(self->watch);
+    Py_VISIT(self->append);
+    Py_VISIT(self->function);
+    Py_VISIT(self->pairs);
+    Py_VISIT(self->ours);
+    return 0;
+}
+
+static int
+recorder_clear(Recorder *self)
+{
+    Py_CLEAR(self->program);
+    Py_CLEAR(self->watch);
+    Py_CLEAR(self->append);
+    Py_CLEAR(self->function);
+    Py_CLEAR(self->pairs);
+    Py_CLEAR(self->ours);
+    return 0;
+}
+
+static void
+recorder_dealloc(Recorder *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    recorder_clear(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyMemberDef recorder_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Recorder, vectorcall), READONLY, NULL},
+    {"program", T_OBJECT, offsetof(Recorder, program), READONLY, "JAX's program."},
+    {"steady", T_INT, offsetof(Recorder, steady), 0, "1: calls are taken here; 0: each goes to watch."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot recorder_slots[] = {
+    {Py_tp_doc, "Recorder(*, program, watch, append, function, pairs, ours, strict)\n--\n\n"
+                "A donating program that notes, per call, where its donated arguments were donated."},
+    {Py_tp_new, recorder_new},
+    {Py_tp_call, recorder_call},
+    {Py_tp_getattro, recorder_getattro},
+    {Py_tp_traverse, recorder_traverse},
+    {Py_tp_clear, recorder_clear},
+    {Py_tp_dealloc, recorder_dealloc},
+    {Py_tp_members, recorder_members},
+    {0, NULL},
+};
+
+static PyType_Spec recorder_spec = {
+    "jaxstatic._hits.Recorder",
+    sizeof(Recorder),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    recorder_slots,
+};
+
+static PyObject *
+hits_strict_donation(PyObject *module, PyObject *flag)
+{
+    int truth = PyObject_IsTrue(flag);
+    if (truth < 0) {
+        return NULL;
+    }
+    strict_switch = truth;
+    Py_RETURN_NONE;
+}
+
 /* attach(function, hit): calls of ``function`` go straight to ``hit`` (a LaneCall or KeyCall), or, for None, to
    its class's ``__call__``. ``function``'s class must be its own (``_core._specialize`` makes one per function):
    the class is marked as taking vectorcall, which Python reads from the class on each call and does not pass on to
@@ -1186,6 +1439,8 @@ done:
 }
 
 static PyMethodDef hits_methods[] = {
+    {"strict_donation", hits_strict_donation, METH_O,
+     "strict_donation(flag): whether a Recorder made with strict=-1 hands every call to its Python path."},
     {"attach", (PyCFunction)(void (*)(void))hits_attach, METH_FASTCALL,
      "attach(function, hit): calls of a jaxstatic function go straight to hit (a LaneCall or KeyCall), or, for "
      "None, to its class's __call__."},
@@ -1195,7 +1450,7 @@ static PyMethodDef hits_methods[] = {
 static int
 hits_exec(PyObject *module)
 {
-    PyType_Spec *specs[] = {&lane_spec, &key_spec, &counter_spec, &base_spec};
+    PyType_Spec *specs[] = {&lane_spec, &key_spec, &counter_spec, &base_spec, &recorder_spec};
     for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
         PyObject *type = PyType_FromSpec(specs[i]);
         if (type == NULL) {

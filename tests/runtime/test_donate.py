@@ -196,6 +196,41 @@ def test_passing_a_donated_array_again_names_the_path_and_the_donating_call(hit_
         assert "deleted" in str(info.value.__cause__).lower()
 
 
+def test_a_later_donating_call_is_the_one_named(hit_path: str) -> None:
+    # After the first call, a donating call is noted in C where the extension is built: from a hit in C (no frame
+    # of jaxstatic's) and from the generated dispatcher (a frame of jaxstatic's, which the note skips).
+    @js.jit
+    def step(params: Donate[Params], scale: Static[float]) -> Params:
+        return _update(params, scale)
+
+    for scale in (2.0, -0.0):  # -0.0: a key the hit in C hands to the generated dispatcher
+        for _ in range(2):
+            step(_params(), scale)
+        params = _params()
+        step(params, scale); line = _here()  # noqa: E702
+        with pytest.raises(js.DeletedArrayError, match=re.escape(f"donated to step at {__file__}:{line}, which")):
+            step(params, scale)
+    assert step.trace_count == 2
+
+
+def test_the_strict_switch_reaches_a_program_already_called(hit_path: str) -> None:
+    @js.jit
+    def f(x: Donate[jax.Array]) -> jax.Array:
+        return x + 1 if x.ndim == 1 else x.sum()  # reusable for a vector; a matrix's sum cannot reuse its buffer
+
+    for _ in range(3):
+        f(jnp.ones(3))
+    js.set_strict_donation(True)
+    try:  # the same program (one static key), compiled by JAX for a new shape: checked then
+        with pytest.raises(js.UnusableDonationError, match=re.escape("f: donated buffers could not be reused")):
+            f(jnp.ones((6, 7)))
+    finally:
+        js.set_strict_donation(None)
+    with pytest.warns(UserWarning, match="not usable"):
+        f(jnp.ones((6, 7)))
+    assert f.trace_count == 3  # the refused program is dropped, so that the next call is checked again
+
+
 def _what_jax_raises_for_a_donated_argument() -> type[BaseException]:
     """The class plain ``jax.jit`` raises for an argument donated before: ``ValueError`` (the runtime's
     INVALID_ARGUMENT) on some releases, ``RuntimeError`` ("Array has been deleted") on others."""
