@@ -1,8 +1,8 @@
 """Hooks that run while mypy analyses annotations (semantic analysis).
 
 * ``Static[T]`` with a ``T`` that can never be static (``[jaxstatic-unhashable]``).
-* ``Annotated[T, STATIC]`` (or ``NODIFF``): mypy drops ``Annotated``'s metadata, so it is rewritten to ``Static[T]``
-  (``NoDiff[T]``) here, and every later check sees one form.
+* ``Annotated[T, STATIC]`` (or ``NODIFF``, ``DONATE``): mypy drops ``Annotated``'s metadata, so it is rewritten to
+  ``Static[T]`` (``NoDiff[T]``, ``Donate[T]``) here, and every later check sees one form.
 * A ``Static`` or ``NoDiff`` imported from a ``jaxstatic`` mypy cannot see: a note, once per run, instead of checks
   that silently never happen.
 
@@ -62,7 +62,7 @@ class StaticAnnotationHook(GuardedHook):
 
 
 class AnnotatedHook(GuardedHook):
-    """``Annotated[T, STATIC]`` becomes ``Static[T]`` (and ``NODIFF`` ``NoDiff[T]``)."""
+    """``Annotated[T, STATIC]`` becomes ``Static[T]`` (``NODIFF`` ``NoDiff[T]``, ``DONATE`` ``Donate[T]``)."""
 
     def analyze(self, ctx: AnalyzeTypeContext) -> Type:
         t = ctx.type

@@ -17,6 +17,7 @@ options; the plugin reads them from ``f``'s type."""
 MARKER_OBJECTS: Final = {
     "jaxstatic._annotations.STATIC": STATIC_ALIAS,
     "jaxstatic._annotations.NODIFF": NODIFF_ALIAS,
+    "jaxstatic._annotations.DONATE": "jaxstatic._annotations.Donate",  # DONATE_ALIAS, named below
 }
 """The metadata objects inside the aliases: ``Annotated[T, STATIC]`` is ``Static[T]``."""
 ANNOTATED: Final = frozenset({"typing.Annotated", "typing_extensions.Annotated"})
