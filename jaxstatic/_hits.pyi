@@ -63,3 +63,23 @@ class Counter(Iterator[int]):
     @property
     def value(self) -> int: ...
     def __next__(self) -> int: ...
+
+class Recorder:
+    """A donating program that notes, per call, where its donated arguments were donated (``_donate``)."""
+    program: Callable[..., Any]
+    steady: int
+    def __init__(
+        self,
+        *,
+        program: Callable[..., Any],
+        watch: Callable[..., Any],
+        append: Callable[[tuple[Any, str, str, Any, int]], None],
+        function: str,
+        pairs: tuple[tuple[int, str], ...],
+        ours: tuple[str, ...],
+        strict: int,
+    ) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __getattr__(self, name: str) -> Any: ...
+
+def strict_donation(flag: bool, /) -> None: ...
