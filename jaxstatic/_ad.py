@@ -21,10 +21,12 @@ import jax
 from typing_extensions import ParamSpec
 
 from . import _options
-from ._core import Slot, StaticFunction, _is_traceable
+from ._core import StaticFunction
 from ._custom import CustomJVPFunction, CustomVJPFunction
 from ._errors import missing_argument_error, missing_extra_error, option_error
 from ._plan import Layout, Plan
+from ._programs import is_traceable
+from ._state import Slot
 
 _P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
 _R = TypeVar("_R")
@@ -124,7 +126,7 @@ def _checked_call(program: Callable[..., Any], diff: frozenset[int], *dyn: Any, 
     ``TypeError`` here becomes the same ``NonArrayArgumentError`` as ``js.jit``'s. Cost: one flatten per argument
     when the program runs, which under ``js.jit`` is at trace time only."""
     others = [v for i, v in enumerate(dyn) if i not in diff]
-    if not all(map(_is_traceable, jax.tree_util.tree_leaves((others, dynkw)))):
+    if not all(map(is_traceable, jax.tree_util.tree_leaves((others, dynkw)))):
         raise TypeError("a non-array value given to a dynamic parameter")
     return program(*dyn, **dynkw)
 

@@ -1,5 +1,6 @@
-"""The cache hits in C (``_hits.c``): what builds them from a function's lane or call shape, and what they hand
-a failure to.
+"""The cache hits in C (``_hits.c``) of the general path: what builds them from a function's call shapes, attaches
+them to the function, and what they hand a failure to (the lane builds its own, ``_lane``; both stand on
+``_extension``, and see the function through ``_owner.Owner``).
 
 A hit in C does exactly what the generated Python code of the same call does (``_codegen``), for the calls it
 can take whole, and hands every other call to that code unchanged; so the two can never disagree about what a call
@@ -10,101 +11,45 @@ config's identity check ~0.7 us more. The C objects are installed as the class-l
 (``StaticFunction._specialize``), so no frame of jaxstatic's runs on a hit, and ``attach`` points the function's own
 call slot at them (``Base``), so no argument tuple or keyword dict is built for it either.
 
-- ``LaneCall``, the exact-key lane's hit (``_lane``): the call's values in the lane's canonical order (static
-  defaults left out filled in), each static value's type checked, the call counted, JAX's program called.
+- ``LaneCall``, the exact-key lane's hit (built by ``_lane``): the call's values in the lane's canonical order
+  (static defaults left out filled in), each static value's type checked, the call counted, JAX's program called.
 - ``KeyCall``, the general path's hit for one call shape (``_core``), the first positional one and each other shape
   met (keywords, fewer positionals) in front of it (``keyword_calls``): the flat key built as
   ``_codegen`` builds it, for atomic values, floats other than zeros and NaN, containers remembered by identity
   (``_memo``) that still hold the same objects, and dicts rebuilt from the same objects as one remembered by its
   contents; looked up in the same cache; on a miss, or any other value, the generated dispatcher.
-- ``Base``, ``StaticFunction``'s base class: each function's own call slot, which ``attach`` points at its hit.
-- ``Counter``, a function's count of calls (``counter``), to which a hit adds without making an int.
+- ``Base``, ``StaticFunction``'s base class (``_extension``): each function's own call slot, which ``attach``
+  points at its hit.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
-import os
 import types
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
-from . import _codegen, _freeze, _traceback
-from ._plan import Layout, Plan
-
-if TYPE_CHECKING:
-    from ._core import StaticFunction
-    from ._lane import Lane
-
-extension: types.ModuleType | None = None
-"""``jaxstatic._hits``, or None: built where a C compiler was found at install time; ``JAXSTATIC_PURE_PYTHON=1``
-leaves it unused (every hit then has a Python frame, which pdb can step into)."""
-if not os.environ.get("JAXSTATIC_PURE_PYTHON"):
-    try:
-        from . import _hits as extension
-    except ImportError:  # pragma: no cover (an install without a C compiler)
-        extension = None
-
-compiled = extension
-"""What builds the hits: ``extension``, or None, and then the generated code takes every call. Read at each use, so
-tests can run without it."""
+from . import _codegen, _extension, _freeze, _traceback
+from ._owner import Owner
+from ._plan import Plan
 
 
-class _NoSlot:
-    """``StaticFunction``'s base without the extension: nothing."""
-
-    __slots__ = ()
-
-
-if TYPE_CHECKING:
-    Base = _NoSlot
-else:
-    Base = _NoSlot if extension is None else extension.Base
-"""``StaticFunction``'s base: with the extension, its instances carry a call slot of their own, which ``attach``
-points at their hit in C, so that no argument tuple is built for them."""
-
-
-def counter() -> Iterator[int]:
-    """A function's count of calls: the extension's ``Counter``, to which a hit in C adds without making an int, or
-    ``itertools.count()``. Both count from 0 on ``next()``, exactly under the GIL, and read as ``count(N)``."""
-    return itertools.count() if compiled is None else compiled.Counter()
-
-
-def attach(owner: StaticFunction[Any, Any], entry: Callable[..., Any] | None) -> None:
+def attach(owner: Owner, entry: Callable[..., Any] | None) -> None:
     """``owner``'s class was just made with ``entry`` as its ``__call__`` (None: is about to be its shared class's):
     calls of ``owner`` now go straight to ``entry`` where it is a hit in C, and through its class otherwise."""
+    extension = _extension.extension
     if extension is not None:
         extension.attach(owner, entry if isinstance(entry, (extension.LaneCall, extension.KeyCall)) else None)
 
 _MAX_DYNAMIC = 64  # KeyCall's bound: a shape with more dynamic values keeps its generated dispatcher
 
 
-def lane_call(lane: Lane, owner: StaticFunction[Any, Any], layout: Layout) -> Callable[..., Any] | None:
-    """The lane's hit in C, or None where it was not built: it takes the calls ``lane.entry`` would hand JAX at
-    once, in the same canonical shape, and hands every other call to ``lane.entry``."""
-    if compiled is None:
-        return None
-    params = list(layout.signature.parameters.values())
-    names = lane.positional + lane.kwonly  # the canonical order: positional parameters, then keyword-only ones
-    # A Static default left out is passed to JAX as itself, as ``entry`` passes it; a dynamic one goes to ``entry``
-    defaults = {p.name: p.default if p.default is not p.empty and p.name in layout.static else _codegen.NO
-                for p in params}
-    call: Callable[..., Any] = compiled.LaneCall(
-        program=lane.program, fallback=types.MethodType(lane.entry, owner),
-        failed=functools.partial(raise_failed, owner, lane.plan),
-        allowed=_freeze.LANE, kept=lane.kept, names=tuple(names), kwonly=tuple(lane.kwonly),
-        positional_only=sum(p.kind is p.POSITIONAL_ONLY for p in params),
-        statics=tuple(i for i, n in enumerate(names) if n in layout.static), calls=owner._stats.calls,
-        defaults=tuple(defaults[n] for n in names), missing=_codegen.NO)
-    return call
-
-
-def key_call(owner: StaticFunction[Any, Any], plan: Plan, entry: Callable[..., Any],
+def key_call(owner: Owner, plan: Plan, entry: Callable[..., Any],
              namespace: dict[str, Any]) -> Callable[..., Any]:
     """``entry``, the generated dispatcher of a positional call shape (``namespace``: its names), behind its hit in
     C where that was built and every value of the shape comes by position or is a constant default; in front of
     that, the hits of the keyword shapes the function has met (``keyword_calls``); else ``entry`` itself."""
+    compiled = _extension.compiled
     if compiled is None:
         return entry
     head = _shape_hit(owner, plan, types.MethodType(entry, owner), namespace, None)
@@ -114,12 +59,13 @@ def key_call(owner: StaticFunction[Any, Any], plan: Plan, entry: Callable[..., A
 _MAX_KEYWORD_SHAPES = 8  # other call shapes with a hit in C; calls of any other go through the generated code
 
 
-def keyword_calls(owner: StaticFunction[Any, Any]) -> None:
+def keyword_calls(owner: Owner) -> None:
     """After a call shape is met: where ``owner``'s calls go to the general path (its hit in C, or its class's
     ``__call__`` where no positional shape could be specialized), a hit in C for the shape goes in front, so a
     static passed by keyword costs what it costs by position (without it, the call went through the generated
     ``__call__``, ``_general_call`` and the shape's dispatcher: measured ~20% of a ``jax.jit`` hit for a float
     static by keyword)."""
+    compiled = _extension.compiled
     if compiled is None or not owner._specializes() or (owner._lane is not None and not owner._lane.switched):
         return  # no hits in C, or the lane's (which takes keywords itself)
     cls = type(owner).__dict__
@@ -134,7 +80,7 @@ def keyword_calls(owner: StaticFunction[Any, Any]) -> None:
         owner._specialize(new)
 
 
-def _with_keywords(owner: StaticFunction[Any, Any], head: Any, fallback: Any) -> Any:
+def _with_keywords(owner: Owner, head: Any, fallback: Any) -> Any:
     """``head`` behind the hits of the other call shapes ``owner`` has met (by keyword, or with fewer positional
     values) that it does not have yet (at most ``_MAX_KEYWORD_SHAPES``), newest first."""
     have, hit = set(), head
@@ -152,9 +98,10 @@ def _with_keywords(owner: StaticFunction[Any, Any], head: Any, fallback: Any) ->
     return head
 
 
-def _shape_hit(owner: StaticFunction[Any, Any], plan: Plan, fallback: Any, namespace: dict[str, Any],
+def _shape_hit(owner: Owner, plan: Plan, fallback: Any, namespace: dict[str, Any],
                other: Any) -> Any:
     """The hit in C of one call shape (values by position or by keyword, static defaults constant), or None."""
+    compiled = _extension.compiled
     assert compiled is not None
     if len(plan.dynamics) > _MAX_DYNAMIC:
         return None
@@ -179,7 +126,7 @@ def _shape_hit(owner: StaticFunction[Any, Any], plan: Plan, fallback: Any, names
         dynamics=tuple(dynamics), kwnames=tuple(plan.kwnames), other=other)
 
 
-def raise_failed(owner: StaticFunction[Any, Any], plan: Plan, err: BaseException, args: tuple[Any, ...],
+def raise_failed(owner: Owner, plan: Plan, err: BaseException, args: tuple[Any, ...],
                  kwargs: dict[str, Any]) -> NoReturn:
     """A call a hit in C made raised ``err``: raise what the generated code raises, from the same handlers (a
     dynamic value JAX cannot trace named by its parameter; the failure counted; jaxstatic's frames hidden)."""
@@ -196,5 +143,4 @@ def raise_failed(owner: StaticFunction[Any, Any], plan: Plan, err: BaseException
         raise
 
 
-__all__ = ["Base", "attach", "compiled", "counter", "extension", "key_call", "keyword_calls", "lane_call",
-           "raise_failed"]
+__all__ = ["attach", "key_call", "keyword_calls", "raise_failed"]

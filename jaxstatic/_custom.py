@@ -8,7 +8,7 @@ NoDiff values are among those inputs, because they may be tracers, which JAX ref
 wrappers around the user's rules hand them over at their nondiff positions, carry them to ``bwd`` beside the
 residuals, and give them no cotangent (``None``, JAX's zero) and no tangent. Rules are read when they run, so
 ``defvjp``/``defjvp`` may be called again; a rule that ran after its call returned (``bwd`` in a backward pass)
-gets static values equal to the caller's, rebuilt from the key (``_core.statics_of``).
+gets static values equal to the caller's, rebuilt from the key (``_body.statics_of``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from typing_extensions import ParamSpec
 
 from . import _options
 from ._annotations import deferring
-from ._core import Slot, StaticFunction, statics_of
+from ._body import statics_of
+from ._core import StaticFunction
 from ._errors import (
     AnnotationError,
     missing_rule_error,
@@ -34,6 +35,7 @@ from ._errors import (
     rule_signature_error,
 )
 from ._plan import Layout, Plan
+from ._state import Slot
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")

@@ -30,7 +30,7 @@ from typing import Annotated, Any, get_args, get_origin
 
 import jax
 
-from . import _compiled, _options, _traceback
+from . import _extension, _options, _traceback
 from ._annotations import (
     DONATE as DONATE,
     STATIC,
@@ -175,7 +175,7 @@ def recording(program: Callable[..., Any], function: str, donated: Iterable[tupl
     held, getframe, ours = _held.append, sys._getframe, (_PACKAGE, _traceback.GENERATED)
     switch = _Switch
     weak: bool | None = None  # unknown until the first call compiles
-    extension = _compiled.compiled
+    extension = _extension.compiled
     recorder: Any = None
 
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -227,8 +227,8 @@ def set_strict_donation(strict: bool | None) -> None:
     """Make donation strict (``True``) or not for every ``js.jit`` that does not say otherwise (``strict_donation=``);
     ``None`` reads the ``JAXSTATIC_STRICT_DONATION`` environment variable again. Checked when a program compiles."""
     _Switch.strict = _from_environment() if strict is None else bool(strict)
-    if _compiled.extension is not None:
-        _compiled.extension.strict_donation(_Switch.strict)  # what a Recorder in C reads
+    if _extension.extension is not None:
+        _extension.extension.strict_donation(_Switch.strict)  # what a Recorder in C reads
 
 
 set_strict_donation(None)

@@ -20,9 +20,10 @@ import jax
 from typing_extensions import ParamSpec, Self
 
 from . import _donate, _options
-from ._core import BoundMethod, Slot, StaticFunction
+from ._core import BoundMethod, StaticFunction
 from ._errors import unknown_options_error
 from ._plan import Layout, Plan
+from ._state import Slot
 
 if TYPE_CHECKING:
     from jax.stages import Traced

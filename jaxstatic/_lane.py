@@ -12,7 +12,7 @@ its ``Static`` parameters. What stays jaxstatic's:
 
 - one generated Python frame (``_codegen.generate_lane``): the user's parameters by name, so that Python binds any
   call shape in C (and reports a missing argument as the function would); it counts the call (hits) and checks
-  each static value's type. Where the C extension was built, ``_compiled.lane_call`` puts the same work in front
+  each static value's type. Where the C extension was built, ``_hit_in_c`` puts the same work in front
   of it in C for the calls it takes whole (the values given in the declared order, Static defaults left out):
   then a hit runs no frame of jaxstatic's, and the frame takes the other calls;
 - the traced body, which JAX runs on its own misses only: it counts the trace, explains it and applies
@@ -36,15 +36,13 @@ import operator
 import sys
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jax
 
-from . import _codegen, _compat, _compiled, _explain, _freeze, _options, _typecheck
+from . import _codegen, _compat, _compiled, _explain, _extension, _freeze, _options, _typecheck
+from ._owner import Owner
 from ._plan import Layout, Plan
-
-if TYPE_CHECKING:
-    from ._core import StaticFunction
 
 MakeProgram = Callable[[Callable[..., Any], tuple[int, ...], tuple[str, ...]], Any]
 
@@ -82,7 +80,7 @@ class Lane:
     """The lane of one function: its ``jax.jit`` program, its ``__call__``, and the canonical call shape (every
     positional parameter by position, every keyword-only one by name) in which the lane always calls JAX."""
 
-    def __init__(self, owner: StaticFunction[Any, Any], make: MakeProgram, general: Callable[..., Any]) -> None:
+    def __init__(self, owner: Owner, make: MakeProgram, general: Callable[..., Any]) -> None:
         layout = owner._layout()
         params = list(layout.signature.parameters.values())
         self.owner, self.general, self.switched = owner, general, False
@@ -105,7 +103,7 @@ class Lane:
                      "_js_dynamic_error": functools.partial(owner._failed_dynamic, self.plan),
                      "_js_failed": functools.partial(owner._failed, self.plan)}
         self.entry = _codegen.generate_lane(layout, namespace, owner._function)
-        self.call: Callable[..., Any] = _compiled.lane_call(self, owner, layout) or self.entry  # the class's __call__
+        self.call: Callable[..., Any] = _hit_in_c(self, owner, layout) or self.entry  # the class's __call__
 
     def _body(self, layout: Layout) -> Callable[..., Any]:
         """What JAX traces on its misses: the user's function, its trace counted and explained as ``_core``'s body
@@ -252,6 +250,27 @@ class Lane:
         # thread cannot come in between (an OrderedDict's own values() looks each key up)
         own = sum(not getattr(p, "lane", False) for p in list(dict.values(cache)))
         return min(own + len(self.keys), self.owner._stats.maxsize or own + len(self.keys))
+
+
+def _hit_in_c(lane: Lane, owner: Owner, layout: Layout) -> Callable[..., Any] | None:
+    """The lane's hit in C, or None where it was not built: it takes the calls ``lane.entry`` would hand JAX at
+    once, in the same canonical shape, and hands every other call to ``lane.entry``."""
+    compiled = _extension.compiled
+    if compiled is None:
+        return None
+    params = list(layout.signature.parameters.values())
+    names = lane.positional + lane.kwonly  # the canonical order: positional parameters, then keyword-only ones
+    # A Static default left out is passed to JAX as itself, as ``entry`` passes it; a dynamic one goes to ``entry``
+    defaults = {p.name: p.default if p.default is not p.empty and p.name in layout.static else _codegen.NO
+                for p in params}
+    call: Callable[..., Any] = compiled.LaneCall(
+        program=lane.program, fallback=types.MethodType(lane.entry, owner),
+        failed=functools.partial(_compiled.raise_failed, owner, lane.plan),
+        allowed=_freeze.LANE, kept=lane.kept, names=tuple(names), kwonly=tuple(lane.kwonly),
+        positional_only=sum(p.kind is p.POSITIONAL_ONLY for p in params),
+        statics=tuple(i for i, n in enumerate(names) if n in layout.static), calls=owner._stats.calls,
+        defaults=tuple(defaults[n] for n in names), missing=_codegen.NO)
+    return call
 
 
 _KEEPABLE: frozenset[type] = frozenset({

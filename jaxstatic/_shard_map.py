@@ -26,9 +26,10 @@ from jax.sharding import PartitionSpec
 from typing_extensions import ParamSpec
 
 from . import _compat, _options
-from ._core import Slot, StaticFunction
+from ._core import StaticFunction
 from ._errors import option_error
 from ._plan import Layout, Plan
+from ._state import Slot
 
 _P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
 _R = TypeVar("_R")

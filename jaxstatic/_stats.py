@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable
 from typing import Literal, NamedTuple, Protocol
 
-from . import _compiled
+from . import _extension
 from ._errors import retrace_limit_error
 from ._explain import Signature, blame
 
@@ -156,7 +156,7 @@ class TraceStats:
         # Held for bookkeeping only, never while tracing or compiling; reentrant, as signatures are compared under
         # it (a static value's own __eq__ may call the function again).
         self.lock = threading.RLock()
-        self.calls = _compiled.counter()  # next() is atomic under the GIL: the hot path takes no lock
+        self.calls = _extension.counter()  # next() is atomic under the GIL: the hot path takes no lock
         self.failures = itertools.count()
         self.eager = itertools.count()  # calls run as plain Python under jax.disable_jit(): neither hit nor miss
         self.traces = 0

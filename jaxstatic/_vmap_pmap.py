@@ -30,10 +30,11 @@ import jax
 from typing_extensions import ParamSpec
 
 from . import _compat, _donate, _options
-from ._core import Slot, StaticFunction
+from ._core import StaticFunction
 from ._errors import option_error
 from ._plan import Layout, Plan
 from ._shard_map import packed, program_names
+from ._state import Slot
 
 _P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
 _R = TypeVar("_R")

@@ -77,7 +77,7 @@ def _fix_class(cls: griffe.Class, exported: set[str]) -> None:
     for base in cls.bases:
         name = str(base)
         own = cls.module.members.get(name.split("[")[0])
-        if own is None:  # another package's, or reached through a private module (_compiled.Base): left out
+        if own is None:  # another package's, or reached through a private module (_extension.Base): left out
             if not name.startswith("_"):
                 bases.append(name)
         elif name.split("[")[0] in exported or (isinstance(own, griffe.Alias)

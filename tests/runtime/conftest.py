@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from jaxstatic import _compiled
+from jaxstatic import _extension
 
 
 @pytest.fixture(params=["C hit", "generated hit"])
 def hit_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """A test run twice: with the cache hits in C (``jaxstatic._hits``, where it was built) and with the
     generated Python code alone, as an install without a C compiler (or with ``JAXSTATIC_PURE_PYTHON=1``) runs."""
-    if request.param == "C hit" and _compiled.compiled is None:
+    if request.param == "C hit" and _extension.compiled is None:
         pytest.skip("jaxstatic._hits was not built here")
     if request.param == "generated hit":
-        monkeypatch.setattr(_compiled, "compiled", None)
+        monkeypatch.setattr(_extension, "compiled", None)
     return str(request.param)

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import pytest
 
 import jaxstatic as js
-from jaxstatic import Static, _compiled
+from jaxstatic import Static, _extension
 
 from ._threads import run_together
 
@@ -177,8 +177,8 @@ def test_an_install_with_a_c_compiler_has_the_hits_in_c() -> None:
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None or os.environ.get("JAXSTATIC_PURE_PYTHON"):
         pytest.skip(f"no C compiler ({compiler}) here, or JAXSTATIC_PURE_PYTHON is set")
-    assert _compiled.compiled is not None
-    assert {"LaneCall", "KeyCall", "Base", "Counter", "attach"} <= set(dir(_compiled.compiled))
+    assert _extension.compiled is not None
+    assert {"LaneCall", "KeyCall", "Base", "Counter", "attach"} <= set(dir(_extension.compiled))
 
 
 def test_every_way_of_calling_reaches_the_same_hit(hit_path: str) -> None:

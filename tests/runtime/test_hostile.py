@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import pytest
 
 import jaxstatic as js
-from jaxstatic import Static, _compiled
+from jaxstatic import Static, _extension
 
 from ._threads import run_together
 
@@ -278,8 +278,8 @@ faulthandler.dump_traceback_later({timeout}, exit=True)
 from typing import Any, NamedTuple
 import jax, jax.numpy as jnp
 import jaxstatic as js
-from jaxstatic import Static, _compiled
-assert (_compiled.compiled is None) == {pure}
+from jaxstatic import Static, _extension
+assert (_extension.compiled is None) == {pure}
 x = jnp.ones(1)
 """
 
@@ -289,7 +289,7 @@ def isolated(request: pytest.FixtureRequest) -> Callable[[str], str]:
     """Runs a script in a new interpreter, with the hits in C (where built) or without (``JAXSTATIC_PURE_PYTHON``),
     and returns what it printed; a crash, a hang (every thread's stack is printed) or an error fails the test."""
     pure = request.param == "generated hit"
-    if not pure and _compiled.extension is None:
+    if not pure and _extension.extension is None:
         pytest.skip("jaxstatic._hits was not built here")
 
     def run(script: str, timeout: int = 60) -> str:

@@ -1,0 +1,91 @@
+"""The body JAX traces for one static key of a jaxstatic function.
+
+It rebuilds the user's call from the dynamic values JAX passes and the static values of the key: the caller's own
+objects on the first trace, equal values rebuilt from the key (``_freeze.thaw``) on retraces for new shapes. It counts
+and explains the trace (jit and pmap; vmap and grad leave that to a jit above them), and hands JAX the user's
+function name, source line and parameter names (JAX reads them from ``__wrapped__`` and ``__signature__``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from . import _codegen, _explain, _freeze, _lane, _options
+from ._lane import jit_disabled
+from ._plan import Plan
+from ._state import Slot, State
+
+
+class TracedBody(State):
+    """The traced body of a jaxstatic function's programs."""
+
+    if not TYPE_CHECKING:  # as State's
+        __slots__ = ()
+
+    def _body(self, plan: Plan, slot: Slot) -> Callable[..., Any]:
+        """The function JAX traces for one static key: it rebuilds the user's call from the dynamic values."""
+        self = self._core  # the body holds the core, which holds the function weakly
+        layout, fn, stats, key = plan.layout, self._fn, self._stats, slot.key
+        from . import _hidden  # loaded by the first program built, not with jaxstatic
+
+        transform = f"jaxstatic.{self._transform}"
+        params = layout.signature.parameters
+        named = [n for n in plan.variant if params[n].kind not in (params[n].VAR_POSITIONAL, params[n].VAR_KEYWORD)]
+        varpos = next((n for n in plan.variant if params[n].kind is params[n].VAR_POSITIONAL), None)
+        varkw = next((n for n in plan.variant if params[n].kind is params[n].VAR_KEYWORD), None)
+        labels = [name for name, _ in plan.statics]
+        counts = self._counts_traces
+
+        def body(*dyn: Any, **dynkw: Any) -> Any:
+            # the function itself, unless a decorator hides Static parameters; read at each trace (a call runs
+            # through an object holding it), never held by the program
+            call = _hidden.explaining(self._fn, layout.static, transform)
+            statics = statics_of(plan, slot)
+            dynamic: dict[str, Any] = dict(zip(named, dyn))
+            if varpos is not None:
+                dynamic[varpos] = dyn[len(named):]
+            if varkw is not None:
+                dynamic[varkw] = dynkw
+            call_args, call_kwargs = layout.assemble(dynamic, statics)
+            if not counts:
+                return call(*call_args, **call_kwargs)
+            if jit_disabled():
+                return _lane.eager(stats, call, call_args, call_kwargs)
+            signature: dict[str, _explain.DynamicSig | _explain.StaticSig] = {
+                **{n: _explain.StaticSig(k) for n, k in zip(labels, _codegen.static_keys(key))},
+                **{n: _explain.dynamic_sig(v) for n, v in dynamic.items()},
+            }
+            return _lane.counted(stats, signature, self._why_again(key), call, call_args, call_kwargs)
+
+        body.__name__ = _options.program_name(fn)
+        body.__qualname__ = self._function
+        stub = _options.debug_stub(fn)
+        if stub is not None:  # JAX's debug info: the user's name, file and line
+            body.__wrapped__ = stub  # type: ignore[attr-defined]
+        body.__signature__ = _program_signature(named, varpos, varkw)  # type: ignore[attr-defined]
+        return body
+
+
+def statics_of(plan: Plan, slot: Slot) -> dict[str, Any]:
+    """The static values of a program, by parameter name: the caller's own objects while the caller's call traces
+    it; on a retrace for new shapes, values equal to them (same types, order and bits), rebuilt from the key."""
+    statics = getattr(slot.local, "statics", None)
+    if statics is None:
+        statics = dict(zip([name for name, _ in plan.statics], map(_freeze.thaw, _codegen.static_keys(slot.key))))
+    return statics
+
+
+def _program_signature(named: list[str], varpos: str | None, varkw: str | None) -> inspect.Signature:
+    """The signature of a program's body: the dynamic parameters, by the user's names, as JAX's errors print them."""
+    kind = inspect.Parameter
+    params = [kind(n, kind.POSITIONAL_OR_KEYWORD) for n in named]
+    if varpos is not None:
+        params.append(kind(varpos, kind.VAR_POSITIONAL))
+    if varkw is not None:
+        params.append(kind(varkw, kind.VAR_KEYWORD))
+    return inspect.Signature(params)
+
+
+__all__ = ["TracedBody", "statics_of"]

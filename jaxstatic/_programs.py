@@ -1,0 +1,205 @@
+"""A jaxstatic function's programs: one per static key, in a cache bounded by ``cache_size``, and what a miss and
+a failed call do.
+
+A miss traces without any function-wide lock: an in-flight entry per key makes equal keys trace once while other
+keys trace in parallel, and a recursive call with the same key inside its own trace reuses the program being
+traced. The least recently used program is evicted past ``cache_size`` (its key's hash kept, to explain the retrace
+it causes). Faults leave nothing behind: a call that raises is not cached, not counted as a trace or a hit, and
+forgets its static values; a dynamic value JAX cannot trace is named by its parameter and path.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import jax
+
+from . import _codegen, _donate_errors, _explain, _freeze, _lane, _typecheck
+from ._errors import non_array_error, uncomparable_error
+from ._lane import jit_disabled
+from ._plan import Plan
+from ._state import Slot, State
+
+EVICTED = "its compiled program had been evicted to keep at most cache_size={} programs"
+EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they cause (hashes keep no value alive)
+
+
+class _InFlight:
+    """A program being traced for the first time, by ``owner`` (a thread id)."""
+
+    __slots__ = ("done", "owner", "program", "slot")
+
+    def __init__(self, owner: int, program: Any, slot: Slot) -> None:
+        self.owner, self.program, self.slot = owner, program, slot
+        self.done = threading.Event()
+
+
+class Programs(State):
+    """The program cache of a jaxstatic function, and its misses and faults."""
+
+    if not TYPE_CHECKING:  # as State's
+        __slots__ = ()
+
+    def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A key not in the cache: trace it, or wait for the thread tracing it. A call that raises on the way (in a
+        key's own ``__hash__``, the type check, the transform, the trace) is counted once as failed, never a hit."""
+        try:
+            return self._trace_or_wait(plan, key, args, kwargs)
+        except BaseException:
+            self._failed(plan, args, kwargs)
+            raise
+
+    def _trace_or_wait(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        # a new static value: checked against its Static[T] here (the lane's body checks its own), never on a hit
+        if self._lane is None or not self._lane.serves(plan, key):
+            _typecheck.check(self._fn, self._function, plan.static_values(args, kwargs))
+        # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
+        # others keep their meaning (pmap still maps over devices), as JAX's do.
+        if self._eager_without_jit and jit_disabled():
+            return _lane.eager(self._stats, self._fn, args, kwargs)
+        me = threading.get_ident()
+        while True:
+            with self._lock:
+                program = self._cache.get(key)
+                flight = self._inflight.get(key) if program is None else None
+                if program is None and flight is None:
+                    slot = Slot(key)
+                    built = None if self._counts_traces else _static_signature(plan, key)
+                    record = None if built is None else self._stats.begin_build(built)
+                    if self._lane is not None and self._lane.serves(plan, key):  # the lane's key: its program
+                        program = self._lane.adapter(plan, key)
+                    else:  # may raise: a call the transform refuses (grad of a missing argument)
+                        program = self._build(plan, self._body(plan, slot), slot)
+                    flight = self._inflight[key] = _InFlight(me, program, slot)
+                    break
+            if program is not None:  # another thread finished it meanwhile
+                return self._call(plan, program, self._slots.get(key) or Slot(key), args, kwargs)
+            assert flight is not None
+            if flight.owner == me:  # a recursive call inside its own trace: JAX traces the new shapes nested
+                return self._call(plan, flight.program, flight.slot, args, kwargs)
+            flight.done.wait()
+        try:
+            result = self._call(plan, flight.program, flight.slot, args, kwargs)
+        except BaseException:
+            with self._lock:
+                self._inflight.pop(key, None)
+            flight.done.set()
+            raise
+        with self._lock:
+            self._inflight.pop(key, None)
+            evicted = self._insert(key, flight.program, flight.slot)
+        flight.done.set()
+        let_go(evicted)
+        if built is not None:  # a miss, for transforms whose traces a jit counts
+            self._stats.end_build(built, record)
+        return result
+
+    def _add(self, key: Any, program: Any, slot: Slot) -> None:
+        """Add a program (``_insert``) under the lock, and let go of what it evicted after."""
+        with self._lock:
+            evicted = self._insert(key, program, slot)
+        let_go(evicted)
+
+    def _insert(self, key: Any, program: Any, slot: Slot) -> list[tuple[Any, Any, Any]]:
+        """Add a program, evicting the least recently used past ``cache_size`` (called under the lock). Returns the
+        evicted ``(key, program, slot)``s, for the caller to let go of once the lock is released (``_let_go``): a
+        key's last reference may run a finalizer that calls this function, and ``clear_cache()`` is JAX's code."""
+        self._cache[key] = program
+        self._slots[key] = slot
+        evicted: list[tuple[Any, Any, Any]] = []
+        while len(self._cache) > (self._stats.maxsize or len(self._cache)):
+            old, dropped = self._cache.popitem(last=False)
+            evicted.append((old, dropped, self._slots.pop(old, None)))
+            self._evicted.append(hash(old))
+            self._stats.evictions += 1
+        return evicted
+
+    def _call(self, plan: Plan, program: Any, slot: Slot, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run ``program`` for this call, handing the body the caller's own static values should it trace."""
+        pos, kw = plan.dynamic_values(args, kwargs)
+        local = slot.local
+        outer = getattr(local, "statics", None)
+        local.statics = plan.static_values(args, kwargs)
+        try:
+            return program(*pos, **kw)
+        except TypeError as err:
+            raise self._dynamic_error(plan, args, kwargs, err) from None
+        finally:
+            local.statics = outer
+
+    def _uncomparable(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                      err: Exception) -> Exception:
+        """The error for a cache lookup that raised: ``err`` itself where the key's hash raises (a static value's
+        own ``__hash__``, as ``jax.jit`` raises it); else a static value's ``__eq__`` raised, which is named."""
+        try:
+            hash(key)
+        except Exception:
+            return err
+        statics = plan.static_values(args, kwargs)
+        for j, (name, _) in enumerate(plan.statics):
+            mine = key[1 + 2 * j:3 + 2 * j]
+            for other in list(dict.keys(self._cache)):  # the plain dict's keys: no lookup that would compare
+                try:
+                    _ = other[1 + 2 * j:3 + 2 * j] == mine
+                except Exception:
+                    return uncomparable_error(self._function, name, statics[name], err)
+        return uncomparable_error(self._function, plan.statics[0][0], statics[plan.statics[0][0]], err) \
+            if plan.statics else err
+
+    def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """A call raised: it is no hit, and its static values are not kept."""
+        next(self._stats.failures)
+        for value in plan.static_values(args, kwargs).values():
+            self._memo.discard(value)
+        # JAX's error about a deleted or donated buffer, raised again naming the parameter and path
+        _donate_errors.explain_failure(self._function, plan, args, kwargs, frozenset(self._params().donate))
+
+    def _failed_dynamic(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], err: TypeError) -> TypeError:
+        self._failed(plan, args, kwargs)
+        return self._dynamic_error(plan, args, kwargs, err)
+
+    def _dynamic_error(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any],
+                       err: TypeError) -> TypeError:
+        """Say which non-Static parameter got a value JAX cannot trace; otherwise the original error."""
+        for name, src in plan.dynamics:
+            leaves = jax.tree_util.tree_flatten_with_path(src.get(args, kwargs))[0]
+            for path, leaf in leaves:
+                if not is_traceable(leaf):
+                    where = name + jax.tree_util.keystr(path)
+                    from . import _hidden
+
+                    hidden = _hidden.non_array_error(self._fn, plan.layout.static, f"jaxstatic.{self._transform}",
+                                                     args, kwargs, leaf)  # a decorator hid a Static parameter
+                    if hidden is not None:
+                        return hidden
+                    return non_array_error(self._function, name, where, leaf, src.kind == "varkw",
+                                           src.get(args, kwargs))
+        return err
+
+    def _why_again(self, key: Any) -> str:
+        if hash(key) in self._evicted:
+            return EVICTED.format(self._stats.maxsize)
+        return _explain.NOTHING_SEEN
+
+
+def let_go(evicted: list[tuple[Any, Any, Any]]) -> None:
+    """Release the ``(key, program, slot)``s a cache let go of, outside its lock: each program's own caches
+    (``clear_cache()``: JAX's), then the keys themselves, whose values' finalizers may call the function again."""
+    for _, program, _ in evicted:
+        getattr(program, "clear_cache", lambda: None)()
+    evicted.clear()
+
+
+def _static_signature(plan: Plan, key: Any) -> _explain.Signature:
+    """What a program of a transform that leaves compiling to a jit depends on: its static values."""
+    return {name: _explain.StaticSig(k) for (name, _), k in zip(plan.statics, _codegen.static_keys(key))}
+
+
+def is_traceable(leaf: object) -> bool:
+    # a dtype class (jnp.int32) has a ``dtype`` attribute too, but JAX cannot trace it
+    return (_freeze.is_array(leaf) or isinstance(leaf, (int, float, complex, bool))
+            or (hasattr(leaf, "dtype") and not isinstance(leaf, type)))
+
+
+__all__ = ["EVICTED", "EVICTED_MEMORY", "Programs", "is_traceable", "let_go"]
