@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxstatic._migrate_cli import migrate_source
+from jaxstatic.migrate._cli import migrate_source
 
 
 def _run(source: str) -> tuple[str, list[str]]:

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from jaxstatic._migrate_cli import migrate_source
+from jaxstatic.migrate._cli import migrate_source
 
 HEAD = "from functools import partial\n\nimport jax\n\n"
 

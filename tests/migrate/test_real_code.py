@@ -16,7 +16,7 @@ import jax
 import numpy as np
 import pytest
 
-from jaxstatic._migrate_cli import migrate_source
+from jaxstatic.migrate._cli import migrate_source
 
 from .test_rules import load
 

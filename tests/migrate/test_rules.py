@@ -13,7 +13,7 @@ import jax
 import numpy as np
 import pytest
 
-from jaxstatic._migrate_cli import migrate_source
+from jaxstatic.migrate._cli import migrate_source
 
 CASES = pathlib.Path(__file__).parent / "cases"
 NAMES = sorted(p.name.removesuffix(".before.py") for p in CASES.glob("*.before.py"))

@@ -15,8 +15,8 @@ import jax
 import numpy as np
 import pytest
 
-from jaxstatic._migrate_cli import migrate_source
 from jaxstatic.migrate import main
+from jaxstatic.migrate._cli import migrate_source
 
 
 def run(source: str, name: str) -> dict[str, Any]:

@@ -1,11 +1,11 @@
 """``python -m jaxstatic.migrate``: files found, each rule run on each, the result written, diffed or checked.
 
-Every rule is a LibCST codemod (``_migrate_jit``, ``_migrate_dataclass``); each keeps the file's formatting and
+Every rule is a LibCST codemod (``_jit``, ``_dataclass``); each keeps the file's formatting and
 comments, adds the imports it uses (``import jaxstatic as js``, ``from jaxstatic import Static``, ``typing.Any``)
 and removes those its rewrite left unused. A site a rule cannot convert safely is left as it was and reported.
 
 Two passes: the first converts every file and collects the calls that jit a function imported from another file
-given (``_migrate_files``); the second annotates those functions where all such calls agree, and converts again
+given (``_files``); the second annotates those functions where all such calls agree, and converts again
 the files whose calls do not, leaving those calls. Then each class converted that a class of another file
 subclasses without being converted is left, and its file converted again, until none is (``_settle_classes``).
 """
@@ -25,9 +25,9 @@ from typing import BinaryIO, TextIO
 import libcst as cst
 from libcst.codemod import CodemodContext
 
-from . import _migrate_dataclass, _migrate_donate, _migrate_jit
-from ._migrate_common import ALIASES, CONVERTED, LEAVE, STRICT, Rule, Site, free_names
-from ._migrate_files import (
+from . import _dataclass, _donate, _jit
+from ._common import ALIASES, CONVERTED, LEAVE, STRICT, Rule, Site, free_names
+from ._files import (
     KEY,
     ClassInfo,
     Elsewhere,
@@ -37,9 +37,9 @@ from ._migrate_files import (
     leave_bases,
     python_files,
 )
-from ._migrate_jit import Unrecognised
+from ._jit import Unrecognised
 
-RULES: tuple[type[Rule], ...] = (*_migrate_jit.RULES, *_migrate_dataclass.RULES, *_migrate_donate.RULES, Unrecognised)
+RULES: tuple[type[Rule], ...] = (*_jit.RULES, *_dataclass.RULES, *_donate.RULES, Unrecognised)
 
 
 def migrate_source(source: str | bytes, path: str, elsewhere: Elsewhere | None = None, strict: bool = False
@@ -72,7 +72,7 @@ def _rules(source: str | bytes, path: str, elsewhere: Elsewhere | None, strict: 
     module = cst.parse_module(source)
     sites: list[Site] = []
     text = module.code
-    rules: tuple[type[Rule], ...] = (*RULES, _migrate_jit.Requested) if elsewhere and path in elsewhere.annotate else RULES
+    rules: tuple[type[Rule], ...] = (*RULES, _jit.Requested) if elsewhere and path in elsewhere.annotate else RULES
     if not any(rule.applies(text) for rule in rules):
         return module, sites  # most files of a project: parsed, and nothing more
     aliases = free_names(module)

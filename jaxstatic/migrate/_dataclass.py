@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod import CodemodContext
 
-from ._migrate_common import CONVERTED, LEAVE, Left, Rule, Site, code, keyword, might_hold, without
+from ._common import CONVERTED, LEAVE, Left, Rule, Site, code, keyword, might_hold, without
 
 JS_FIELD = frozenset({"default", "default_factory", "init", "repr", "metadata", "kw_only"})
 

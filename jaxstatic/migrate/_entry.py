@@ -1,8 +1,5 @@
-"""``python -m jaxstatic.migrate PATH... [--diff] [--check]``: move JAX code to ``Static[...]`` annotations.
-
-Needs LibCST: ``pip install 'jaxstatic[migrate]'``. The rules live in ``_migrate_*``; ``import jaxstatic`` never
-loads this module.
-"""
+"""The command's entry point: ``jaxstatic-migrate`` and ``python -m jaxstatic.migrate`` call ``main``, which says how
+to install LibCST where it is missing instead of failing on the import."""
 
 from __future__ import annotations
 
@@ -13,7 +10,7 @@ from collections.abc import Sequence
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the migration on ``argv`` (default: the command line); returns the exit status."""
     try:
-        from ._migrate_cli import main as run
+        from ._cli import main as run
     except ModuleNotFoundError as error:
         if error.name != "libcst":
             raise
@@ -21,6 +18,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     return run(argv)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.metadata import Assignment, ParentNodeProvider, PositionProvider, ScopeProvider
 
-from ._migrate_common import (
+from ._common import (
     Left,
     Rule,
     admits_none,
@@ -26,7 +26,7 @@ from ._migrate_common import (
     star_args,
     without,
 )
-from ._migrate_files import KEY, Elsewhere, Request
+from ._files import KEY, Elsewhere, Request
 
 PARTIAL = ("functools.partial",)
 # js.pmap's options (jaxstatic._vmap_pmap.pmap): any other is left for a person to look at

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ._migrate_common import Left, Rule, code, named_by, without
+from ._common import Left, Rule, code, named_by, without
 
 OPTIONS = frozenset({"donate_argnums", "donate_argnames"})
 JS_JIT = ("jaxstatic.jit",)

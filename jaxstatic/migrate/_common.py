@@ -1,6 +1,6 @@
 """What the migration rules share: the sites they report, name resolution, and the edits every rule makes.
 
-Only ``jaxstatic.migrate`` imports this (through ``_migrate_cli``): the runtime never needs LibCST.
+Only ``jaxstatic.migrate`` imports this (through ``_cli``): the runtime never needs LibCST.
 """
 
 from __future__ import annotations

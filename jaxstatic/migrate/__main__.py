@@ -1,0 +1,7 @@
+"""``python -m jaxstatic.migrate``."""
+
+import sys
+
+from ._entry import main
+
+sys.exit(main())
