@@ -180,9 +180,7 @@ def _make_jaxstatic_visible(options: dict[str, Any], tmp: Path) -> None:
     """An editable install of jaxstatic is found by Python through an import hook mypy does not follow: then mypy
     is shown the package through a folder holding only a link to it (the checkout's other folders, ``tests``
     among them, must not shadow the project's)."""
-    import jaxstatic
-
-    package = Path(jaxstatic.__file__).resolve().parent
+    package = Path(__file__).resolve().parent  # jaxstatic's folder, which holds this module
     if package.parent.name in ("site-packages", "dist-packages"):
         return
     shown = tmp / "jaxstatic-path"

@@ -1,0 +1,70 @@
+"""The layers ARCHITECTURE.md draws hold, and the contracts that state them catch a module that breaks them.
+
+The contracts are import-linter's, in ``pyproject.toml`` (``[tool.importlinter]``). Each case below copies the
+packages, adds one import that breaks the map, and checks that ``lint-imports`` refuses it, naming the import.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"]
+
+
+def _lint(where: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(where), "NO_COLOR": "1"}
+    return subprocess.run([*LINT, str(where / "pyproject.toml"), "--no-cache"], cwd=where, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_contracts_are_kept() -> None:
+    result = _lint(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def _copy(tmp: Path) -> Path:
+    ignore = shutil.ignore_patterns("__pycache__", "*.so", "*.c")
+    shutil.copytree(ROOT / "jaxstatic", tmp / "jaxstatic", ignore=ignore)
+    shutil.copytree(ROOT / "mypy_plugin", tmp / "jaxstatic_mypy", ignore=ignore)
+    shutil.copytree(ROOT / "jaxstatic_pytest", tmp / "jaxstatic_pytest", ignore=ignore)
+    shutil.copy(ROOT / "pyproject.toml", tmp / "pyproject.toml")
+    return tmp
+
+
+LAYERS, CYCLES = "The runtime's layers", "No circular imports"
+
+
+@pytest.mark.parametrize(("module", "added", "broken", "named"), [
+    # a type the key layer would take from the core, under TYPE_CHECKING: a back-import, and a circle
+    ("jaxstatic/_freeze.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._core import StaticFunction\n",
+     {LAYERS, CYCLES}, "jaxstatic._freeze -> jaxstatic._core"),
+    # the hit paths reaching into the core for a helper: the circle the core once had
+    ("jaxstatic/_compiled.py", "from ._shapes import general_call\n", {LAYERS, CYCLES},
+     "jaxstatic._compiled -> jaxstatic._shapes"),
+    # two modules of one layer importing each other, inside a function: a circle all the same
+    ("jaxstatic/_keys.py", "def _later() -> None:\n    from . import _freeze\n", {CYCLES}, "._keys -> ._freeze"),
+    ("jaxstatic_mypy/_messages.py", "import jax\n", {"The mypy plugin imports neither jax nor the runtime"},
+     "jaxstatic_mypy._messages -> jax"),
+    ("jaxstatic/_options.py", "import libcst\n", {"The runtime never imports LibCST"}, "jaxstatic._options -> libcst"),
+    ("jaxstatic/migrate/_common.py", "from .. import _freeze\n", {LAYERS}, "jaxstatic.migrate._common -> jaxstatic._freeze"),
+])
+def test_an_import_against_the_map_is_refused(tmp_path: Path, module: str, added: str, broken: set[str],
+                                              named: str) -> None:
+    where = _copy(tmp_path)
+    with open(where / module, "a") as f:
+        f.write("\n" + added)
+    result = _lint(where)
+    assert result.returncode == 1, result.stdout
+    verdicts = [line for line in result.stdout.splitlines() if " BROKEN" in line or " KEPT" in line]
+    assert len(verdicts) == 4
+    assert {next(c for c in (LAYERS, CYCLES, *broken) if line.startswith(c)) for line in verdicts if "BROKEN" in line} \
+        == broken
+    assert named in result.stdout
