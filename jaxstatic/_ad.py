@@ -1,7 +1,7 @@
 """``grad``, ``value_and_grad``, ``checkpoint``/``remat``, ``custom_vjp`` and ``custom_jvp``: JAX's autodiff
 transforms with static parameters declared by ``Static[...]`` and undifferentiated ones by ``NoDiff[...]``.
 
-Design: as for ``jit``, one JAX program per frozen static key (``_core``), each JAX's own transform of a body whose
+Design: as for ``jit``, one JAX program per frozen static key (``_programs``), each JAX's own transform of a body whose
 static values are fixed. Static values never reach JAX, so they need not be hashable, and ``argnums`` never has to
 count around them: options naming parameters are resolved to names at decoration and re-indexed, by name, onto each
 program's arguments. None of these transforms counts traces: under ``js.jit`` the jit counts them, once per static

@@ -1,6 +1,6 @@
 """``jaxstatic.jit``: ``jax.jit`` with static parameters declared by ``Static[...]``, frozen and explained.
 
-Design: one ``jax.jit``-compiled program per frozen static key (``_core``), with no static arguments at JAX's level.
+Design: one ``jax.jit``-compiled program per frozen static key (``_programs``), with no static arguments at JAX's level.
 The program reads its static values at trace time, so JAX never holds them in its process-wide caches:
 ``clear_cache()`` or dropping the function releases them. ``jax.jit``'s per-argument options keep ``jax.jit``'s
 meaning and are re-indexed, by parameter name, onto each program's arguments.

@@ -1,6 +1,6 @@
 """``jaxstatic.shard_map``: ``jax.shard_map`` whose ``Static[...]`` parameters are closed over, one program per value.
 
-Design: one program per frozen static key (``_core``), ``jax.jit(jax.shard_map(body, ...))``. The program's
+Design: one program per frozen static key (``_programs``), ``jax.jit(jax.shard_map(body, ...))``. The program's
 arguments are the dynamic values alone, so a function or a dict config never meets ``in_specs``; the body reads the
 static values at trace time, as ``jit``'s does. ``in_specs`` is given for the dynamic parameters only and laid onto
 each program's arguments by parameter name.

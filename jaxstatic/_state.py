@@ -91,7 +91,7 @@ class State:
 def inner_transform(fn: Callable[..., Any]) -> State | None:
     """The jaxstatic transform that ``fn`` is, or that it wraps (through ``functools.wraps`` decorators)."""
     for _ in range(64):  # a __wrapped__ cycle cannot hang clear_cache()
-        if getattr(type(fn), "_jaxstatic_transform_", False):
+        if getattr(type(fn), "_jaxstatic_transform_", False) is True:  # as _hidden.is_transform_object, unloaded
             return fn  # type: ignore[return-value]  # a StaticFunction, which is a State
         fn = getattr(fn, "__wrapped__", None)  # type: ignore[assignment]
         if fn is None:

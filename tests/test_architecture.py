@@ -7,6 +7,7 @@ packages, adds one import that breaks the map, and checks that ``lint-imports`` 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -68,3 +69,20 @@ def test_an_import_against_the_map_is_refused(tmp_path: Path, module: str, added
     assert {next(c for c in (LAYERS, CYCLES, *broken) if line.startswith(c)) for line in verdicts if "BROKEN" in line} \
         == broken
     assert named in result.stdout
+
+
+def test_the_map_lists_the_layers_the_contract_checks() -> None:
+    # ARCHITECTURE.md's code map, row by row, names the modules of each layer of the contract, in its order
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+    contract = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"][0]
+    layers = [sorted(m.strip() for m in layer.replace("|", ":").split(":")) for layer in contract["layers"]]
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    table = text[text.index("| layer | modules |"):].split("\n\n")[0].splitlines()[2:]
+    rows = [sorted(re.findall(r"`([\w.]+)`", row.split("|")[2])) for row in table]
+    assert rows == layers
+    assert sorted(m for layer in layers for m in layer) == sorted(
+        p.stem if p.suffix == ".py" else p.name for p in (ROOT / "jaxstatic").iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists())
