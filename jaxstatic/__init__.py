@@ -78,10 +78,10 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     if name == "testing":
-        return importlib.import_module("jaxstatic.testing")
+        return importlib.import_module(".testing", __name__)
     if name not in _LAZY:
         raise AttributeError(f"module 'jaxstatic' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"jaxstatic.{_LAZY[name]}"), name)
+    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)  # this package's, as loaded
     globals()[name] = value
     return value
 

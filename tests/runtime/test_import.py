@@ -45,3 +45,16 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="module 'jaxstatic' has no attribute 'jitt'"):
         js.jitt  # noqa: B018
+
+
+def test_what_loads_later_comes_from_the_same_copy_of_the_package() -> None:
+    # A copy imported under another name (vendored, or a benchmark's baseline) loads its own transforms on first
+    # use, not those of the jaxstatic installed: their Static marks and their functions are that copy's.
+    code = (
+        "import importlib.util, sys, jaxstatic\n"
+        "spec = importlib.util.spec_from_file_location('other', jaxstatic.__file__,\n"
+        "    submodule_search_locations=[jaxstatic.__path__[0]])\n"
+        "other = importlib.util.module_from_spec(spec); sys.modules['other'] = other; spec.loader.exec_module(other)\n"
+        "print(other.vmap.__module__, other.testing.__name__, jaxstatic.vmap.__module__)"
+    )
+    assert _run(code).split() == ["other._vmap_pmap", "other.testing", "jaxstatic._vmap_pmap"]
