@@ -174,17 +174,14 @@ def recording(program: Callable[..., Any], function: str, donated: Iterable[tupl
     pairs = tuple(donated)
     held, getframe, ours = _held.append, sys._getframe, (_PACKAGE, _traceback.GENERATED)
     switch = _Switch
-    weak: bool | None = None  # unknown until the first call compiles
-    extension = _extension.compiled
-    recorder: Any = None
+    # Whether the program's donations are recorded weakly: unknown (None) until the first call compiles. A list the
+    # Recorder reads too, so that neither holds the other (no cycle keeps a dropped program alive until a collection)
+    weak: list[bool | None] = [None]
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        nonlocal weak
-        if weak is None or (switch.strict if strict is None else strict):
+        if weak[0] is None or (switch.strict if strict is None else strict):
             result, unusable = _watched(program, function, pairs, args, kwargs, strict)
-            weak = weak or unusable
-            if recorder is not None and not weak:
-                recorder.steady = 1  # the Recorder records strongly itself, handing strict calls back here
+            weak[0] = weak[0] or unusable
         else:
             result = program(*args, **kwargs)
         frame = getframe(1)  # recorded once the call succeeded: a refused call donated nothing
@@ -194,16 +191,18 @@ def recording(program: Callable[..., Any], function: str, donated: Iterable[tupl
         del frame
         for i, name in pairs:
             if i < len(args):
-                if weak:
+                if weak[0]:
                     _weak.append((_weakly(args[i]), function, name, code, offset))
                 else:
                     held((args[i], function, name, code, offset))
         return result
 
-    if extension is not None:
-        recorder = extension.Recorder(program=program, watch=call, append=held, function=function, pairs=pairs,
-                                      ours=ours, strict=-1 if strict is None else int(strict))
-        return recorder  # type: ignore[no-any-return]
+    extension = _extension.compiled
+    if extension is not None:  # takes the calls itself once ``weak`` reads False
+        recorder: Callable[..., Any] = extension.Recorder(
+            program=program, watch=call, append=held, function=function, pairs=pairs, ours=ours,
+            strict=-1 if strict is None else int(strict), weak=weak)
+        return recorder
     for name in ("lower", "trace", "eval_shape", "clear_cache"):
         if hasattr(program, name):
             setattr(call, name, getattr(program, name))

@@ -1148,7 +1148,10 @@ static PyType_Spec base_spec = {
    meets a deleted array to name the donating call. In Python that was a frame of its own, ``*args`` packing and a
    ``sys._getframe``: ~0.9 us on a 21 us step of 8 arrays, 4% of a ``jax.jit`` hit (``benchmarks/donation.py``).
    Calls it does not take whole go to ``watch``, the Python path: the first call (JAX's warning about donations it
-   could not use decides how to record), strict donation, and a program that records weak references. */
+   could not use decides how to record), strict donation, and a program that records weak references. ``weak`` is
+   the list the Python path keeps that verdict in (None until the first call, then True or False): read after each
+   call it takes, so that the Python path holds no reference to the Recorder (a cycle would keep a dropped program
+   alive until the garbage collector ran). */
 
 static int strict_switch = 0;  /* ``set_strict_donation``'s switch, mirrored by ``strict_donation(flag)`` */
 
@@ -1161,7 +1164,8 @@ typedef struct {
     PyObject *function;  /* the function's display name */
     PyObject *pairs;     /* tuple of (position, parameter name) per donated argument */
     PyObject *ours;      /* tuple of the filename prefixes of jaxstatic's frames (its package, its generated code) */
-    int steady;          /* 1 once the Python path has seen the first call: calls are taken here */
+    PyObject *weak;      /* list: [None], then [False] (recorded strongly: taken here) or [True] */
+    int steady;          /* 1 once weak reads [False]: calls are taken here */
     int strict;          /* strict_donation=: 1, 0, or -1 to follow the switch */
 } Recorder;
 
@@ -1248,7 +1252,12 @@ static PyObject *
 recorder_vectorcall(Recorder *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     if (!self->steady || self->strict == 1 || (self->strict == -1 && strict_switch)) {
-        return PyObject_Vectorcall(self->watch, args, nargsf, kwnames);
+        PyObject *watched = PyObject_Vectorcall(self->watch, args, nargsf, kwnames);
+        if (watched != NULL && !self->steady && PyList_GET_SIZE(self->weak) == 1
+                && PyList_GET_ITEM(self->weak, 0) == Py_False) {
+            self->steady = 1;
+        }
+        return watched;
     }
     PyObject *result = PyObject_Vectorcall(self->program, args, nargsf, kwnames);
     if (result != NULL && recorder_note(self, args, PyVectorcall_NARGS(nargsf)) < 0) {
@@ -1260,11 +1269,12 @@ recorder_vectorcall(Recorder *self, PyObject *const *args, size_t nargsf, PyObje
 static PyObject *
 recorder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"program", "watch", "append", "function", "pairs", "ours", "strict", NULL};
-    PyObject *program, *watch, *append, *function, *pairs, *ours;
+    static char *keywords[] = {"program", "watch", "append", "function", "pairs", "ours", "strict", "weak", NULL};
+    PyObject *program, *watch, *append, *function, *pairs, *ours, *weak;
     int strict;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOOUO!O!i:Recorder", keywords, &program, &watch, &append,
-                                     &function, &PyTuple_Type, &pairs, &PyTuple_Type, &ours, &strict)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOOUO!O!iO!:Recorder", keywords, &program, &watch, &append,
+                                     &function, &PyTuple_Type, &pairs, &PyTuple_Type, &ours, &strict, &PyList_Type,
+                                     &weak)) {
         return NULL;
     }
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(pairs); j++) {
@@ -1292,6 +1302,7 @@ recorder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->function = Py_NewRef(function);
     self->pairs = Py_NewRef(pairs);
     self->ours = Py_NewRef(ours);
+    self->weak = Py_NewRef(weak);
     self->steady = 0;
     self->strict = strict < 0 ? -1 : strict > 0;
     return (PyObject *)self;
@@ -1325,6 +1336,7 @@ recorder_traverse(Recorder *self, visitproc visit, void *arg)
     Py_VISIT(self->function);
     Py_VISIT(self->pairs);
     Py_VISIT(self->ours);
+    Py_VISIT(self->weak);
     return 0;
 }
 
@@ -1337,6 +1349,7 @@ recorder_clear(Recorder *self)
     Py_CLEAR(self->function);
     Py_CLEAR(self->pairs);
     Py_CLEAR(self->ours);
+    Py_CLEAR(self->weak);
     return 0;
 }
 
@@ -1353,12 +1366,12 @@ recorder_dealloc(Recorder *self)
 static PyMemberDef recorder_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(Recorder, vectorcall), READONLY, NULL},
     {"program", T_OBJECT, offsetof(Recorder, program), READONLY, "JAX's program."},
-    {"steady", T_INT, offsetof(Recorder, steady), 0, "1: calls are taken here; 0: each goes to watch."},
+    {"steady", T_INT, offsetof(Recorder, steady), READONLY, "1: calls are taken here; 0: each goes to watch."},
     {NULL, 0, 0, 0, NULL},
 };
 
 static PyType_Slot recorder_slots[] = {
-    {Py_tp_doc, "Recorder(*, program, watch, append, function, pairs, ours, strict)\n--\n\n"
+    {Py_tp_doc, "Recorder(*, program, watch, append, function, pairs, ours, strict, weak)\n--\n\n"
                 "A donating program that notes, per call, where its donated arguments were donated."},
     {Py_tp_new, recorder_new},
     {Py_tp_call, recorder_call},

@@ -390,3 +390,31 @@ def test_the_named_path_leads_to_a_deleted_leaf_of_the_argument(shape: Any) -> N
     path = re.search(r"deleted array at (params\S*) \(", str(info.value))
     assert path is not None
     assert eval(path.group(1), {"params": params}).is_deleted()  # the path, as Python reads it
+
+
+class _Scale:
+    """A static value whose lifetime the test watches (hashable by identity)."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+
+def test_a_donating_program_goes_when_the_cache_drops_it(hit_path: str) -> None:
+    # By reference counting alone, as a program that donates nothing goes: nothing of the donation record makes a
+    # cycle that keeps the program, and the static values its body holds, alive until a collection.
+    @js.jit
+    def step(params: Donate[Params], scale: Static[_Scale]) -> Params:
+        return _update(params, scale.value)
+
+    scale = _Scale(2.0)
+    ref = weakref.ref(scale)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(3):  # the first call, then hits
+            step(_params(), scale)
+        step.clear_cache()
+        del scale
+        assert ref() is None
+    finally:
+        gc.enable()

@@ -542,7 +542,15 @@ def _partial(w: jax.Array) -> Callable[[], Any]:
     return lambda: f(jnp.ones(10))
 
 
-@pytest.mark.parametrize("make", [_closure, _static, _decorated, _rebuilt, _stacked, _method, _partial])
+def _donating(w: jax.Array) -> Callable[[], Any]:
+    @js.jit
+    def f(y: js.Donate[jax.Array], n: Static[int]) -> jax.Array:
+        return w * n + y
+
+    return lambda: (f(jnp.ones(10), 2), f(jnp.ones(10), 2), f(jnp.ones(10), 3))
+
+
+@pytest.mark.parametrize("make", [_closure, _static, _decorated, _rebuilt, _stacked, _method, _partial, _donating])
 def test_an_array_captured_by_a_jitted_function_is_freed_at_del_as_with_jax_jit(
         make: Callable[[jax.Array], Callable[[], Any]], hit_path: str, no_gc: None) -> None:
     x = jnp.arange(10.0)
