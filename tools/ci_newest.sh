@@ -46,7 +46,7 @@ import sys
 
 import jax
 
-import jaxstatic._compiled as compiled
+import jaxstatic._extension as compiled
 
 if compiled.extension is None:
     sys.exit("tools/ci_newest.sh: the C extension (jaxstatic._hits) was not built or cannot be imported")

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DEPS = ["pytest", "hypothesis", "attrs", "pyyaml", "equinox"]
 OLD_JAX_HOLDS = ["numpy<2.5", "ml_dtypes<0.8", "equinox<0.14"]  # for JAX before 0.7, as tools/ci_floor.sh
-_CHECK = ("import sys, jax, jaxlib, jaxstatic._compiled as c; "
+_CHECK = ("import sys, jax, jaxlib, jaxstatic._extension as c; "
           "print(jax.__version__, jaxlib.__version__, sys.version.split()[0], c.extension is not None)")
 
 
