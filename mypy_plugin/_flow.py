@@ -1,8 +1,9 @@
 """Where a value donated by a call is read again, in the statements of the function (or module) that makes the call.
 
 A small forward scan over mypy's statement tree, not a data-flow solver: it answers only when the answer is sure.
-From the statement holding the call it walks the rest of its block, then the rest of each enclosing block; a read of
-the donated name (or attribute path, ``self.params``) before a rebinding is a use after donation. A loop whose body
+Within the statement holding the call, a read Python evaluates after the call (``step(params)["w"] + params["w"]``)
+is a use after donation (``_Order``). From that statement it walks the rest of its block, then the rest of each
+enclosing block; a read of the donated name (or attribute path, ``self.params``) before a rebinding is one too. A loop whose body
 donates the name and never rebinds it reads it again in the next iteration (the call's own argument included).
 Silent, because unsure, on: a rebinding or ``del`` inside a compound statement (one branch may rebind it), a ``try``
 around the call, ``break``/``continue``/``return``/``raise`` on the way, a nested function or lambda (it runs later),
@@ -16,34 +17,48 @@ from collections.abc import Iterator, Sequence
 from typing import Final, NamedTuple
 
 from mypy.nodes import (
+    AssertTypeExpr,
     AssignmentStmt,
     Block,
     BreakStmt,
+    BytesExpr,
     CallExpr,
+    CastExpr,
     ClassDef,
+    ComparisonExpr,
+    ComplexExpr,
     ContinueStmt,
     Decorator,
     DelStmt,
+    DictExpr,
+    EllipsisExpr,
     Expression,
     ExpressionStmt,
+    FloatExpr,
     ForStmt,
     FuncDef,
     FuncItem,
     IfStmt,
     IndexExpr,
+    IntExpr,
     LambdaExpr,
     ListExpr,
     MemberExpr,
     NameExpr,
     Node,
     OperatorAssignmentStmt,
+    OpExpr,
     RaiseStmt,
     ReturnStmt,
+    SetExpr,
+    SliceExpr,
     StarExpr,
     Statement,
+    StrExpr,
     SymbolNode,
     TryStmt,
     TupleExpr,
+    UnaryExpr,
     WhileStmt,
     WithStmt,
 )
@@ -292,8 +307,13 @@ def reads_after(body: list[Statement], call: CallExpr, key: tuple[str, ...]) -> 
     if path is None:
         return None
     held = path[-1].stmts[path[-1].at]
+    value = held.rvalue if isinstance(held, AssignmentStmt) else held.expr if isinstance(
+        held, (ExpressionStmt, ReturnStmt)) else None
+    same = None if value is None else _Order(call, key).first_read(value)
+    if same is not None:  # ``total = step(params)["w"] + params["w"]``: the same statement reads it after the call
+        return Read(same, False)
     if not isinstance(held, (AssignmentStmt, ExpressionStmt)):
-        return None  # the call in an ``if`` test, a ``with`` item, ...: not followed
+        return None  # the call in an ``if`` test, a ``with`` item, a ``return``, ...: not followed
     if _uses(held, key).binds:
         return None  # ``state = step(state, batch)``
     try:
@@ -309,6 +329,59 @@ def reads_after(body: list[Statement], call: CallExpr, key: tuple[str, ...]) -> 
     except _Stop:
         return None
     return None
+
+
+class _Order:
+    """Reads of ``key`` that Python evaluates after ``call``, inside one expression: followed only through the
+    expressions whose order of evaluation is their order in the source (calls, operators, comparisons, subscripts,
+    attributes, displays); a conditional, ``and``/``or``, a comprehension, a lambda or an assignment expression on
+    the way, or the base of an attribute path used bare, makes the answer unsure, and unsure is silent."""
+
+    _ORDERED: Final = {
+        CallExpr: ("callee", "args"), OpExpr: ("left", "right"), ComparisonExpr: ("operands",),
+        UnaryExpr: ("expr",), IndexExpr: ("base", "index"), TupleExpr: ("items",), ListExpr: ("items",),
+        SetExpr: ("items",), StarExpr: ("expr",), SliceExpr: ("begin_index", "end_index", "stride"),
+        CastExpr: ("expr",), AssertTypeExpr: ("expr",),
+    }
+    _LEAVES: Final = (IntExpr, StrExpr, BytesExpr, FloatExpr, ComplexExpr, EllipsisExpr)
+
+    def __init__(self, call: CallExpr, key: tuple[str, ...]) -> None:
+        self.call, self.key, self.after = call, key, False
+
+    def first_read(self, expr: Expression) -> Expression | None:
+        try:
+            return self._visit(expr)
+        except _Stop:
+            return None
+
+    def _visit(self, node: object) -> Expression | None:
+        if isinstance(node, list):
+            for item in node:
+                found = self._visit(item)
+                if found is not None:
+                    return found
+            return None
+        if node is None or isinstance(node, self._LEAVES):
+            return None
+        if node is self.call:  # its own arguments are read before it runs: the runtime names a double use
+            self.after = True
+            return None
+        if isinstance(node, (NameExpr, MemberExpr)) and key_of(node) == self.key:
+            return node if self.after else None
+        if isinstance(node, NameExpr):
+            if node.name == self.key[0] and self.after:
+                raise _Stop  # the base of ``self.params`` used bare: a method may read the attribute
+            return None
+        if isinstance(node, MemberExpr):
+            return self._visit(node.expr)
+        if isinstance(node, DictExpr):
+            return self._visit([part for pair in node.items for part in pair])
+        if isinstance(node, OpExpr) and node.op in ("and", "or"):
+            raise _Stop
+        fields = self._ORDERED.get(type(node))
+        if fields is None:
+            raise _Stop
+        return self._visit([getattr(node, name) for name in fields])
 
 
 def _next_iteration(level: _Level, key: tuple[str, ...]) -> Read | None:
