@@ -106,8 +106,8 @@ class Lane:
         self.call: Callable[..., Any] = _hit_in_c(self, owner, layout) or self.entry  # the class's __call__
 
     def _body(self, layout: Layout) -> Callable[..., Any]:
-        """What JAX traces on its misses: the user's function, its trace counted and explained as ``_body``'s body
-        counts and explains them, by the same flat key."""
+        """What JAX traces on its misses: the user's function, its trace counted and explained as the general path's
+        body (``_body``) counts and explains its own, by the same flat key."""
         owner, plan, key_of = self.owner, self.plan, self.key
         from . import _hidden
 
