@@ -183,9 +183,9 @@ def test_argnums_past_the_named_parameters_of_a_varargs_function_are_taken(jit: 
 
 
 def test_a_negative_static_argnum_before_the_first_argument_is_left_out() -> None:
-    # A documented difference: jax.jit counts -999 from the end of each call's arguments, and before JAX 0.12 raises
-    # at the call; jaxstatic resolves options to parameters when it is applied, and leaves out an index that reaches
-    # no parameter, as it (and jax.jit) leaves out 999.
+    # A documented difference ("A negative position counts from the named parameters"): jax.jit counts -999 from
+    # the end of each call's arguments, and before JAX 0.12 raises at the call; jaxstatic counts it from the named
+    # parameters once, and leaves out an index that reaches none, as it (and jax.jit) leaves out 999.
     def fresh(a: Any, *rest: Any) -> Any:
         return a
 
