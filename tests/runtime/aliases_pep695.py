@@ -1,6 +1,8 @@
 """Type aliases of Static and Donate made by ``type`` statements (PEP 695, Python 3.12+): their values are evaluated
 when first read, so one may name a class defined further down."""
 
+import dataclasses
+
 import jax
 
 import jaxstatic as js
@@ -50,12 +52,6 @@ class Layer:
     width: StaticInt
 
 
+@dataclasses.dataclass(frozen=True)
 class LaterCfg:
-    def __init__(self, scale: float) -> None:
-        self.scale = scale
-
-    def __hash__(self) -> int:
-        return hash(self.scale)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, LaterCfg) and other.scale == self.scale
+    scale: float

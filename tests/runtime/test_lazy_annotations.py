@@ -4,6 +4,7 @@ A ``Static``/``Donate``/``NoDiff`` mark is read from the annotation's head, so a
 later, or only for type checkers, is never evaluated; a bare name that is never defined is an ordinary parameter,
 as under ``jax.jit``."""
 
+import dataclasses
 import importlib
 import inspect
 import sys
@@ -25,15 +26,9 @@ def lazy() -> types.ModuleType:
     return importlib.import_module("tests.runtime.lazy_module")
 
 
+@dataclasses.dataclass(frozen=True)
 class _Cfg:
-    def __init__(self, scale: float) -> None:
-        self.scale = scale
-
-    def __hash__(self) -> int:
-        return hash(self.scale)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Cfg) and other.scale == self.scale
+    scale: float
 
 
 def test_static_of_a_type_checking_only_name_is_static(lazy: types.ModuleType) -> None:
