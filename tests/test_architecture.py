@@ -36,6 +36,7 @@ def _copy(tmp: Path) -> Path:
     shutil.copytree(ROOT / "jaxstatic", tmp / "jaxstatic", ignore=ignore)
     shutil.copytree(ROOT / "mypy_plugin", tmp / "jaxstatic_mypy", ignore=ignore)
     shutil.copytree(ROOT / "jaxstatic_pytest", tmp / "jaxstatic_pytest", ignore=ignore)
+    shutil.copytree(ROOT / "jaxstatic_check", tmp / "jaxstatic_check", ignore=ignore)
     shutil.copy(ROOT / "pyproject.toml", tmp / "pyproject.toml")
     return tmp
 
@@ -56,6 +57,9 @@ LAYERS, CYCLES = "The runtime's layers", "No circular imports"
      "jaxstatic_mypy._messages -> jax"),
     ("jaxstatic/_options.py", "import libcst\n", {"The runtime never imports LibCST"}, "jaxstatic._options -> libcst"),
     ("jaxstatic/migrate/_common.py", "from .. import _freeze\n", {LAYERS}, "jaxstatic.migrate._common -> jaxstatic._freeze"),
+    # jaxstatic-check reaching for the runtime would import jax before mypy starts
+    ("jaxstatic_check/_project.py", "import jaxstatic\n", {"jaxstatic-check imports neither jax nor the runtime"},
+     "jaxstatic_check._project -> jaxstatic"),
 ])
 def test_an_import_against_the_map_is_refused(tmp_path: Path, module: str, added: str, broken: set[str],
                                               named: str) -> None:
@@ -65,7 +69,7 @@ def test_an_import_against_the_map_is_refused(tmp_path: Path, module: str, added
     result = _lint(where)
     assert result.returncode == 1, result.stdout
     verdicts = [line for line in result.stdout.splitlines() if " BROKEN" in line or " KEPT" in line]
-    assert len(verdicts) == 4
+    assert len(verdicts) == 5
     assert {next(c for c in (LAYERS, CYCLES, *broken) if line.startswith(c)) for line in verdicts if "BROKEN" in line} \
         == broken
     assert named in result.stdout
