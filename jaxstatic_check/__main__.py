@@ -1,5 +1,3 @@
-import sys
+from ._main import script
 
-from ._main import main
-
-sys.exit(main())
+script()
