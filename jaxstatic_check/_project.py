@@ -34,7 +34,8 @@ else:  # mypy depends on tomli before 3.11
 PLUGIN = "jaxstatic_mypy"
 
 _FORCED = {"ignore_errors": False, "check_untyped_defs": True}
-"""What a project may set to silence mypy, set back wherever it is set: jaxstatic's checks run in that code too."""
+"""What a project may set to silence mypy, set back wherever it is set: jaxstatic's checks run in that code too.
+(``follow_imports`` does not reach the files checked, which mypy reads whatever it says.)"""
 
 _SKIPPED = ("__pycache__", "site-packages", "node_modules")
 """Folders mypy never looks into (nor at names starting with a dot), so not counted as excluded."""
@@ -146,8 +147,10 @@ def _force_checks(options: Options) -> None:
         setattr(options, key, value)
     for section in options.per_module_options.values():
         section.update({key: value for key, value in _FORCED.items() if key in section})
-    # jaxstatic's own types are what the plugin reads: read them whatever the project says of imports
-    options.per_module_options["jaxstatic.*"] = {"follow_imports": "silent", "ignore_missing_imports": False}
+    # the plugin judges jaxstatic's and jax's types: read them whatever the project says of imports (skipped,
+    # jax.Array would be Any, which the plugin accepts)
+    for package in ("jaxstatic.*", "jax.*", "jaxlib.*"):
+        options.per_module_options.setdefault(package, {}).update(follow_imports="silent")
     options.build_per_module_cache()  # clone_for_module cached the sections as they were
 
 

@@ -69,6 +69,20 @@ def test_numpyro_as_configured_reports_every_seeded_bug(tmp_path: Path, monkeypa
     assert _reported(unconfigured) == seeded  # the catch rate without its configuration: the same
 
 
+def test_what_silences_mypy_does_not_silence_jaxstatic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # every error ignored, untyped bodies unchecked, imports (jax and jaxstatic among them) skipped
+    (tmp_path / "mypy.ini").write_text("[mypy]\nignore_errors = True\ncheck_untyped_defs = False\n"
+                                       "follow_imports = skip\n")
+    shutil.copy(PROJECTS / "numpyro" / "numpyro" / "util.py", tmp_path / "util.py")
+    monkeypatch.chdir(tmp_path)
+    assert main(["util.py"]) == 1
+    out, summary = capsys.readouterr()
+    assert _reported(out) == {("util.py", 13, "jaxstatic-unhashable")}
+    assert summary == ("jaxstatic-check: 1 file checked; 1 file checked for jaxstatic's codes alone though the "
+                       "mypy configuration sets ignore_errors\n")
+
+
 def test_exclude_lists_and_a_configuration_in_a_parent_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / ".git").mkdir()  # mypy looks upward for its configuration as far as the repository's root
