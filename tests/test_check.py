@@ -82,6 +82,21 @@ def test_github_annotations(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == f"::error file=train.py,line=20,col=24,title=jaxstatic-unhashable::{_MESSAGE}\n"
 
 
+def test_tool_jaxstatic_paths_and_options_over_the_mypy_configuration(project: Path) -> None:
+    from jaxstatic_check import _project
+
+    (project / "pyproject.toml").write_text(
+        '[tool.mypy]\npython_version = "3.12"\nfiles = ["clean.py"]\n\n'
+        '[tool.jaxstatic]\npaths = ["train.py"]\npython_version = "3.11"\n')
+    try:
+        loaded = _project.load([])
+    finally:
+        (project / "pyproject.toml").unlink()
+    assert [s.path for s in loaded.sources] == ["train.py"]
+    assert loaded.options.python_version == (3, 11)
+    assert loaded.options.config_file == "pyproject.toml"
+
+
 def test_python_dash_m(project: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "jaxstatic_check", "clean.py"], capture_output=True, text=True,
                           cwd=project, timeout=600)
