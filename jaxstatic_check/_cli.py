@@ -36,6 +36,9 @@ def summary(project: Project, checked: Checked) -> str:
     if checked.unparsed:
         notes.append(f"{_files(len(checked.unparsed))} not checked: mypy cannot parse "
                      + "; ".join(checked.unparsed))
+    if project.ignored:
+        notes.append(f"{_files(len(project.ignored))} not checked: the file ignores every error itself "
+                     f"(# mypy: ignore-errors, or # type: ignore at its top): " + ", ".join(project.ignored))
     if project.excluded:
         notes.append(f"{_files(project.excluded)} not checked: excluded by the mypy configuration's exclude")
     if project.silenced:
@@ -44,7 +47,7 @@ def summary(project: Project, checked: Checked) -> str:
     if project.bases:
         notes.append("module names read from the folders as mypy's explicit_package_bases reads them, since two "
                      "files were each module " + ", ".join(f'"{name}"' for name in project.bases))
-    checked_files = len(project.sources) - len(checked.unparsed)
+    checked_files = len(project.sources) - len(checked.unparsed) - len(project.ignored)
     return f"jaxstatic-check: {_files(checked_files)} checked; " + "; ".join(notes) if notes else ""
 
 

@@ -14,6 +14,7 @@ import collections
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,6 +52,8 @@ class Project(NamedTuple):
     """Python files under the folders given that the configuration's ``exclude`` leaves out."""
     bases: list[str]
     """Module names two files shared, told apart as mypy's ``explicit_package_bases`` does."""
+    ignored: list[str]
+    """Files that silence every error themselves (``# mypy: ignore-errors``, ``# type: ignore`` at the top)."""
 
 
 class ProjectError(Exception):
@@ -74,7 +77,8 @@ def load(paths: Sequence[str]) -> Project:
     silenced = _silenced(sources, options)
     _force_checks(options)
     _set_output(options)
-    return Project(sources, options, fscache, silenced, _excluded(targets, options, fscache), bases)
+    excluded = _excluded(targets, options, fscache)
+    return Project(sources, options, fscache, silenced, excluded, bases, _ignored_inline(sources))
 
 
 def _tool_jaxstatic() -> tuple[dict[str, Any], Path]:
@@ -140,6 +144,24 @@ def _shared_names(sources: list[BuildSource]) -> dict[str, list[str]]:
 
 def _silenced(sources: list[BuildSource], options: Options) -> int:
     return sum(options.clone_for_module(s.module).ignore_errors for s in sources)
+
+
+_INLINE = re.compile(rb"^#\s*mypy:.*\bignore[-_]errors\b(?!\s*=\s*False)", re.MULTILINE | re.IGNORECASE)
+_TOP_IGNORE = re.compile(rb"\A(?:[ \t]*(?:#[^\n]*)?\r?\n)*?[ \t]*#\s*type:\s*ignore\s*(?:#.*)?$", re.MULTILINE)
+
+
+def _ignored_inline(sources: list[BuildSource]) -> list[str]:
+    """The files mypy reads with every error ignored whatever the configuration says: an inline
+    ``# mypy: ignore-errors``, or ``# type: ignore`` before the first statement. Said, since they cannot be undone."""
+    ignored = []
+    for source in sources:
+        if source.path is None:
+            continue
+        with open(source.path, "rb") as f:
+            text = f.read()
+        if _INLINE.search(text) or _TOP_IGNORE.match(text):
+            ignored.append(source.path)
+    return ignored
 
 
 def _force_checks(options: Options) -> None:

@@ -111,16 +111,21 @@ def test_exclude_lists_and_a_configuration_in_a_parent_folder(tmp_path: Path, mo
                                        "mypy configuration's exclude\n")
 
 
-def test_a_file_mypy_cannot_parse_leaves_the_others_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_files_mypy_cannot_parse_or_that_ignore_every_error_are_named(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copytree(PROJECTS / "numpyro" / "numpyro", tmp_path / "numpyro")
     (tmp_path / "numpyro" / "broken.py").write_text("def f(:\n    pass\n")
+    util = (tmp_path / "numpyro" / "util.py").read_text()
+    (tmp_path / "numpyro" / "quiet.py").write_text("# mypy: ignore-errors\n" + util)
     monkeypatch.chdir(tmp_path)
     assert main(["numpyro"]) == 1
     out, summary = capsys.readouterr()
-    assert len(_reported(out)) == 4
+    assert len(_reported(out)) == 4  # the others are checked all the same
     assert summary.startswith("jaxstatic-check: 6 files checked; 1 file not checked: mypy cannot parse "
                               "numpyro/broken.py:1:")
+    assert summary.endswith("; 1 file not checked: the file ignores every error itself (# mypy: ignore-errors, "
+                            "or # type: ignore at its top): numpyro/quiet.py\n")
 
 
 def test_two_modules_of_one_name_mypy_cannot_tell_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
