@@ -10,9 +10,9 @@ from ._project import Project, ProjectError, load
 from ._run import BuildFailed, Checked, check
 
 
-def run(paths: Sequence[str], github: bool = False) -> int:
+def run(paths: Sequence[str], github: bool = False, cache: str | None = None) -> int:
     try:
-        project = load(paths)
+        project = load(paths, cache)
         checked = check(project)
     except SystemExit as error:  # mypy refused the configuration or the paths, and said why on stderr
         return error.code if isinstance(error.code, int) else 2

@@ -60,9 +60,9 @@ class ProjectError(Exception):
     """The project cannot be checked as given: the message says why and what to set."""
 
 
-def load(paths: Sequence[str]) -> Project:
+def load(paths: Sequence[str], cache: str | None = None) -> Project:
     """The files to check (``paths``, else ``[tool.jaxstatic] paths``, else the configuration's ``files``, else
-    the working folder) and mypy's options for them."""
+    the working folder) and mypy's options for them; mypy's cache in ``cache``, else in the user's cache folder."""
     fscache = FileSystemCache()
     own, base = _tool_jaxstatic()
     _, options = process_options([], require_targets=False, fscache=fscache)
@@ -76,7 +76,7 @@ def load(paths: Sequence[str]) -> Project:
     sources, bases = _modules_once(sources, targets, options, fscache)
     silenced = _silenced(sources, options)
     _force_checks(options)
-    _set_output(options)
+    _set_output(options, Path(cache) if cache else cache_dir(Path.cwd()))
     excluded = _excluded(targets, options, fscache)
     return Project(sources, options, fscache, silenced, excluded, bases, _ignored_inline(sources))
 
@@ -176,7 +176,7 @@ def _force_checks(options: Options) -> None:
     options.build_per_module_cache()  # clone_for_module cached the sections as they were
 
 
-def _set_output(options: Options) -> None:
+def _set_output(options: Options, cache: Path) -> None:
     """One line per diagnostic, with its column and code; the cache outside the project; nothing else written."""
     options.show_column_numbers = True
     options.hide_error_codes = False
@@ -186,7 +186,7 @@ def _set_output(options: Options) -> None:
     options.report_dirs = {}
     options.junit_xml = None
     options.incremental = True
-    options.cache_dir = str(cache_dir(Path.cwd()))
+    options.cache_dir = str(cache)
     # given to mypy's build as an object (_run): mypy loads the plugins a configuration names only where there
     # is a configuration file, and one named twice would run twice
     options.plugins = [name for name in options.plugins if name != PLUGIN]

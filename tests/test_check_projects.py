@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -42,19 +43,34 @@ def _reported(out: str) -> set[tuple[str, int, str]]:
 
 @pytest.fixture(autouse=True)
 def _cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    # one mypy cache for the module's runs (each folder its own, as in use), none in the user's home
+    # none in the user's home (the subprocess below runs with the default cache)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
-def test_numpyro_as_configured_reports_every_seeded_bug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
+Check = Callable[[list[str]], int]
+
+
+@pytest.fixture
+def check(shared_cache: Path) -> Check:
+    """``jaxstatic-check`` with one mypy cache for all the projects here: jax's types are read once."""
+    return lambda argv: main(["--cache-dir", str(shared_cache), *argv])
+
+
+def test_numpyro_as_configured_reports_every_seeded_bug(check: Check, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "numpyro"
     shutil.copytree(PROJECTS / "numpyro", root)
     seeded = _seeded(root)
     assert len(seeded) == 6
     monkeypatch.chdir(root)
 
-    assert main([]) == 1
+    assert check([]) == 1
     configured, summary = capsys.readouterr()
     assert _reported(configured) == seeded
     # the project's configuration silences most of it, and the two conftest.py are one module to mypy: said
@@ -64,26 +80,28 @@ def test_numpyro_as_configured_reports_every_seeded_bug(tmp_path: Path, monkeypa
         'reads them, since two files were each module "conftest"\n')
 
     (root / "pyproject.toml").unlink()
-    assert main([]) == 1
+    assert check([]) == 1
     unconfigured, _ = capsys.readouterr()
     assert _reported(unconfigured) == seeded  # the catch rate without its configuration: the same
 
 
-def test_what_silences_mypy_does_not_silence_jaxstatic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_what_silences_mypy_does_not_silence_jaxstatic(check: Check, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     # every error ignored, untyped bodies unchecked, imports (jax and jaxstatic among them) skipped
     (tmp_path / "mypy.ini").write_text("[mypy]\nignore_errors = True\ncheck_untyped_defs = False\n"
                                        "follow_imports = skip\n")
     shutil.copy(PROJECTS / "numpyro" / "numpyro" / "util.py", tmp_path / "util.py")
     monkeypatch.chdir(tmp_path)
-    assert main(["util.py"]) == 1
+    assert check(["util.py"]) == 1
     out, summary = capsys.readouterr()
     assert _reported(out) == {("util.py", 13, "jaxstatic-unhashable")}
     assert summary == ("jaxstatic-check: 1 file checked; 1 file checked for jaxstatic's codes alone though the "
                        "mypy configuration sets ignore_errors\n")
 
 
-def test_exclude_lists_and_a_configuration_in_a_parent_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_exclude_lists_and_a_configuration_in_a_parent_folder(check: Check, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / ".git").mkdir()  # mypy looks upward for its configuration as far as the repository's root
     (tmp_path / "pyproject.toml").write_text('[tool.mypy]\nexclude = ["^nothing/", "gen/"]\n')
@@ -106,12 +124,12 @@ def test_exclude_lists_and_a_configuration_in_a_parent_folder(tmp_path: Path, mo
     (package / "model.py").write_text(bad.replace('{"a": [1]}', "{1: 2}"))
     monkeypatch.chdir(tmp_path / "src")
 
-    assert main(["pkg"]) == 0
+    assert check(["pkg"]) == 0
     assert capsys.readouterr() == ("", "jaxstatic-check: 2 files checked; 1 file not checked: excluded by the "
                                        "mypy configuration's exclude\n")
 
 
-def test_files_mypy_cannot_parse_or_that_ignore_every_error_are_named(tmp_path: Path,
+def test_files_mypy_cannot_parse_or_that_ignore_every_error_are_named(check: Check, tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copytree(PROJECTS / "numpyro" / "numpyro", tmp_path / "numpyro")
@@ -119,7 +137,7 @@ def test_files_mypy_cannot_parse_or_that_ignore_every_error_are_named(tmp_path: 
     util = (tmp_path / "numpyro" / "util.py").read_text()
     (tmp_path / "numpyro" / "quiet.py").write_text("# mypy: ignore-errors\n" + util)
     monkeypatch.chdir(tmp_path)
-    assert main(["numpyro"]) == 1
+    assert check(["numpyro"]) == 1
     out, summary = capsys.readouterr()
     assert len(_reported(out)) == 4  # the others are checked all the same
     assert summary.startswith("jaxstatic-check: 6 files checked; 1 file not checked: mypy cannot parse "
@@ -128,14 +146,15 @@ def test_files_mypy_cannot_parse_or_that_ignore_every_error_are_named(tmp_path: 
                             "or # type: ignore at its top): numpyro/quiet.py\n")
 
 
-def test_two_modules_of_one_name_mypy_cannot_tell_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_two_modules_of_one_name_mypy_cannot_tell_apart(check: Check, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "conftest.py").write_text("")
     (tmp_path / "mypy.ini").write_text("[mypy]\nexplicit_package_bases = True\nmypy_path = a, b\n")
     monkeypatch.chdir(tmp_path)
-    assert main(["a", "b"]) == 2
+    assert check(["a", "b"]) == 2
     assert capsys.readouterr().err == (
         'jaxstatic-check: a/conftest.py and b/conftest.py are both module "conftest" to mypy, even with '
         "explicit_package_bases; set mypy_path to the folders imports start from, or exclude one of them (in the "
