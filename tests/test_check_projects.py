@@ -2,8 +2,9 @@
 what it reports, and the configuration is read as mypy reads it.
 
 ``check_projects/numpyro`` holds numpyro's own mypy configuration (``ignore_errors = true`` but for some modules,
-untyped bodies unchecked) over files laid out as numpyro's are (two ``conftest.py``), each seeded bug marked
-``# seeded: <code>`` on the line it must be reported at.
+untyped bodies unchecked) over files laid out as numpyro's are (two ``conftest.py``), ``check_projects/flax``
+flax's (its examples ignored, ``attr-defined`` off); each seeded bug is marked ``# seeded: <code>`` on the line it
+must be reported at.
 """
 
 from __future__ import annotations
@@ -98,6 +99,20 @@ def test_what_silences_mypy_does_not_silence_jaxstatic(check: Check, tmp_path: P
     assert _reported(out) == {("util.py", 13, "jaxstatic-unhashable")}
     assert summary == ("jaxstatic-check: 1 file checked; 1 file checked for jaxstatic's codes alone though the "
                        "mypy configuration sets ignore_errors\n")
+
+
+@pytest.mark.parametrize("name", ["flax"])
+def test_another_project_as_configured_reports_every_seeded_bug(check: Check, name: str, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / name
+    shutil.copytree(PROJECTS / name, root)
+    monkeypatch.chdir(root)
+    assert check([]) == 1
+    configured = _reported(capsys.readouterr().out)
+    (root / "pyproject.toml").unlink()
+    assert check([]) == 1
+    assert configured == _reported(capsys.readouterr().out) == _seeded(root)
 
 
 def test_exclude_lists_and_a_configuration_in_a_parent_folder(check: Check, tmp_path: Path,
