@@ -49,7 +49,12 @@ class Site:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.rule} {'converted' if self.converted else 'left'}: {self.message}"
+        return self.text(written=True)
+
+    def text(self, written: bool) -> str:
+        """The line the summary prints: "would convert" where nothing is written (``--check``, ``--diff``)."""
+        done = ("converted" if written else "would convert") if self.converted else "left"
+        return f"{self.path}:{self.line}: {self.rule} {done}: {self.message}"
 
 
 class Left(Exception):  # not an error: the reason a site is left as it was
