@@ -2,7 +2,8 @@
 
 A project that does not use mypy has no mypy configuration, untyped imports and errors mypy would report
 everywhere: none of that is the user's question. So missing imports are ignored, untyped function bodies are
-checked (jaxstatic's call sites are in them too), every diagnostic but ``[jaxstatic-...]`` is dropped, and mypy's
+checked (jaxstatic's call sites are in them too, and most training loops are unannotated; a project's own
+configuration keeps this on unless it sets ``check_untyped_defs`` itself), every diagnostic but ``[jaxstatic-...]`` is dropped, and mypy's
 cache lives in the user's cache folder, not in the project. A project that does use mypy keeps its configuration
 (its plugins, overrides and ``python_version``), with jaxstatic's plugin added; ``[tool.jaxstatic]`` in
 ``pyproject.toml`` sets mypy options for this command alone (and ``paths``, what it checks by default).
@@ -114,6 +115,9 @@ def read_config(root: Path) -> Config:
     if sections is None:
         sections = {"mypy": dict(_DEFAULTS)}
     paths = own.get("paths", ["."])
+    # Training loops are rarely annotated, and mypy skips an unannotated body unless told: jaxstatic's codes are
+    # the only ones reported here, so checking those bodies adds nothing else to the output.
+    sections["mypy"].setdefault("check_untyped_defs", True)
     sections["mypy"].update({k: v for k, v in own.items() if k != "paths"})
     plugins = _listed(sections["mypy"].get("plugins", []))
     if PLUGIN not in plugins:

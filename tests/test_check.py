@@ -98,6 +98,36 @@ def test_reads_tool_jaxstatic_and_keeps_the_mypy_configuration(project: Path) ->
     assert "[mypy-train]\nignore_errors = True" in _check_cli.render_ini(config.sections)
 
 
+def test_unannotated_loops_are_checked_under_the_projects_own_configuration(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "pyproject.toml").write_text("[tool.mypy]\nignore_missing_imports = true\n")
+    (project / "loop.py").write_text(textwrap.dedent(
+        """\
+        import jax
+
+        step = jax.jit(lambda state, batch: state + batch, donate_argnums=0)
+
+
+        def train(state, batches):
+            for batch in batches:
+                new = step(state, batch)
+            wrong: int = "not an int"
+            return state
+        """
+    ))
+    try:
+        assert _check_cli.read_config(project).sections["mypy"]["check_untyped_defs"] is True
+        assert main(["loop.py"]) == 1
+    finally:
+        (project / "pyproject.toml").unlink()
+        (project / "loop.py").unlink()
+    assert capsys.readouterr().out == (
+        'loop.py:8: error: "state" was donated to "step" (line 8) in the previous iteration of this loop, and not '
+        'rebound since: its buffers are deleted; use the value "step" returned (state = step(...))  '
+        "[jaxstatic-donated]\n"
+    )
+
+
 def test_defaults_without_a_configuration(project: Path) -> None:
     config = _check_cli.read_config(project)
     assert config.paths == ["."]
