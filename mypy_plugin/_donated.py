@@ -203,8 +203,9 @@ def check_plain(api: CheckerPluginInterface, receiver: Type, call: CallExpr) -> 
         return  # a cached run would not see the mark: say nothing on this run either
     fun, held = get_proper_type(attrs.get(PLAIN_STATIC_FUN)), get_proper_type(attrs[PLAIN_DONATED_NAMES])
     callee = call.callee
-    if not isinstance(fun, CallableType) or not isinstance(held, TupleType) or isinstance(callee, MemberExpr) and not (
-            isinstance(callee.expr, RefExpr) and isinstance(callee.expr.node, MypyFile)):
+    method = isinstance(callee, MemberExpr) and not (isinstance(callee.expr, RefExpr)
+                                                     and isinstance(callee.expr.node, MypyFile))
+    if not isinstance(fun, CallableType) or not isinstance(held, TupleType) or method:
         return  # a method of a class: what jax binds first is not followed (a module's function is: ``S.step``)
     names = {t.value for t in map(get_proper_type, held.items) if isinstance(t, LiteralType)}
     donated = {i for i, n in enumerate(fun.arg_names) if n in names}
