@@ -101,7 +101,7 @@ def main():
   params, opt_state, accumulated_gradients = jax.block_until_ready(
       update_params(params, opt_state, accumulated_gradients)
   )
-  accumulated = (params, opt_state)
+  accumulated = jax.device_get((params, opt_state))  # the next steps donate them
 
   multi_adam = optax.MultiSteps(adamw, accumulation_steps)
 
@@ -119,7 +119,7 @@ def main():
     params, multi_opt_state = update_fn_v2(params, batch, multi_opt_state)
 
   jax.block_until_ready((params, multi_opt_state))
-  multi_steps = (params, multi_opt_state)
+  multi_steps = jax.device_get((params, multi_opt_state))
 
   params, opt_state = update_fn(params, opt_state, batch)
 
