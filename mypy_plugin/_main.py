@@ -41,6 +41,7 @@ from ._fullnames import (
     ATTRS_MAKERS,
     CHECKED_ANYWAY,
     DATACLASS_DECORATORS,
+    DONATING_TRANSFORMS,
     FUNCTOOLS_PARTIAL,
     JAX_JIT_DECORATOR,
     JAX_STATIC_OPTIONS,
@@ -57,7 +58,7 @@ from ._fullnames import (
 )
 from ._records import is_pytree_dataclass, record_attrs, record_dataclass, record_hash_none
 
-RULES_VERSION: Final = "6"
+RULES_VERSION: Final = "7"
 """Bump when a rule changes: mypy then rechecks every module instead of replaying cached results."""
 
 
@@ -237,7 +238,7 @@ class JaxstaticPlugin(Plugin):
             if fullname in self._wrapper_calls and isinstance(sig, CallableType):
                 sig = _calls.named_after_callee(sig, context)
             static_checked = False
-            if isinstance(sig, CallableType) and _donated.has_donate(sig):
+            if isinstance(sig, CallableType) and _donated.has_donate(sig) and _donated.consumes(fullname):
                 _donated.check_call(ctx.api, sig, context)
             if isinstance(sig, CallableType) and _calls.has_static(sig):
                 static_checked = True
@@ -346,7 +347,10 @@ class JaxstaticPlugin(Plugin):
         if transform in _gradients.GRADIENTS:
             returned = _gradients.typed(ctx, transform, returned)
         options = _argnames.options_call(ctx, {transform})
-        return _argnames.mark_static(ctx, options, returned) or returned
+        returned = _argnames.mark_static(ctx, options, returned) or returned
+        if transform in DONATING_TRANSFORMS and ctx.arg_types and ctx.arg_types[0]:
+            returned = _donated.mark_parameters(ctx.api, returned, ctx.arg_types[0][0], options) or returned
+        return returned
 
     def _jax_jit(self, fullname: str, ctx: FunctionContext) -> Type:
         if fullname == JAX_JIT_DECORATOR:

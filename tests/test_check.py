@@ -97,6 +97,35 @@ def test_tool_jaxstatic_paths_and_options_over_the_mypy_configuration(project: P
     assert loaded.options.config_file == "pyproject.toml"
 
 
+def test_unannotated_loops_are_checked_under_the_projects_own_configuration(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "pyproject.toml").write_text("[tool.mypy]\nignore_missing_imports = true\n")
+    (project / "loop.py").write_text(textwrap.dedent(
+        """\
+        import jax
+
+        step = jax.jit(lambda state, batch: state + batch, donate_argnums=0)
+
+
+        def train(state, batches):
+            for batch in batches:
+                new = step(state, batch)
+            wrong: int = "not an int"
+            return state
+        """
+    ))
+    try:
+        assert main(["loop.py"]) == 1
+    finally:
+        (project / "pyproject.toml").unlink()
+        (project / "loop.py").unlink()
+    assert capsys.readouterr().out == (
+        'loop.py:8: error: "state" was donated to "step" (line 8) in the previous iteration of this loop, and not '
+        'rebound since: its buffers are deleted; use the value "step" returned (state = step(...))  '
+        "[jaxstatic-donated]\n"
+    )
+
+
 def test_python_dash_m(project: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "jaxstatic_check", "clean.py"], capture_output=True, text=True,
                           cwd=project, timeout=600)
