@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "tests" / "checkers"
 BIN = Path(sys.executable).parent  # CI's PATH may not hold the venv's bin
 # each sample: its library package and the user module that calls it
-SAMPLES = {"user.py": "mylib", "optlib_user.py": "optlib"}
+SAMPLES = {"user.py": "mylib", "optlib_user.py": "optlib", "trainlib_user.py": "trainlib", "zoo_user.py": "zoo"}
 FILES = [f for user, lib in SAMPLES.items() for f in (f"{lib}/__init__.py", user)]
 
 # The configuration each checker runs with, written into the copy's pyproject.toml: what the docs recommend.
@@ -224,7 +224,8 @@ def test_the_correct_code_runs(user: str) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
-@pytest.mark.parametrize(("user", "least", "plugin_only"), [("user.py", 28, 2), ("optlib_user.py", 40, 1)])
+@pytest.mark.parametrize(("user", "least", "plugin_only"), [("user.py", 28, 2), ("optlib_user.py", 40, 1), ("trainlib_user.py", 25, 0),
+                                                          ("zoo_user.py", 14, 0)])
 def test_the_sample_has_the_mistakes_it_claims(user: str, least: int, plugin_only: int) -> None:
     assert len(mistakes(user)) >= least
     assert sum(m.plugin_only for m in mistakes(user).values()) >= plugin_only

@@ -1,0 +1,87 @@
+"""Downstream code calling trainlib: unmarked lines are correct and must check clean under every type checker; each
+line ending in ``# mistake`` is a mistake every checker must report there. tests/test_checkers.py runs the checkers
+on it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+import trainlib
+from trainlib import MLP, Linear, Model, Params, TrainConfig, Trainer
+from typing_extensions import assert_type
+
+Array = jax.Array
+x = jax.random.normal(jax.random.key(0), (3,))
+y = jax.random.normal(jax.random.key(1), (3,))
+w = jax.random.normal(jax.random.key(2), (3,))
+step = jax.random.uniform(jax.random.key(3), ())
+batch = jax.random.normal(jax.random.key(4), (2, 3))
+cfg = TrainConfig()
+params: Params = {"w": w, "b": y}
+
+# --- correct code -----------------------------------------------------------------------------------------------
+
+grads = trainlib.grad_fn(params=params, x=x, y=y, cfg=cfg)
+grads = trainlib.grad_fn(params, x, y, cfg=cfg)
+_ = assert_type(trainlib.grad_fn(params, x, y, cfg), Params)
+gw: Array = grads["w"]
+loss, grads = trainlib.value_and_grad_fn(params, x=x, y=y, cfg=cfg)
+_ = assert_type(trainlib.value_and_grad_fn(params, x, y, cfg), tuple[Array, Params])
+aux_grads, pred = trainlib.aux_grad_fn(params, x, y)
+_ = assert_type(aux_grads, Params)
+_ = assert_type(pred, Array)
+params = trainlib.train_step(params, x, y, cfg)
+params, loss = trainlib.train(params, x, y, cfg)
+
+layer = Linear(w, w)
+mlp = MLP(layer, layer)
+out: Array = mlp(x)
+out = mlp(x, train=True)
+out = trainlib.predict(mlp, x)
+out = trainlib.predict(layer, x)
+out = trainlib.predict_fn(mlp, x)
+model: Model = mlp
+as_callable: Callable[[Array], Array] = layer
+trainer = Trainer(mlp, cfg)
+typed_trainer: Trainer[MLP] = Trainer(mlp, cfg)
+out = typed_trainer.evaluate(x, y)
+out = trainer.model(x, train=True)
+
+rate: Array = trainlib.learning_rate_jit(step)
+rate_and_warmup: tuple[Array, Array] = trainlib.learning_rate_jit(step, 10)
+rate = trainlib.learning_rate(step)
+rate_and_warmup = trainlib.learning_rate(step, 10)
+schedule_traces: int = trainlib.learning_rate_jit.trace_count
+
+out = trainlib.scale_step(x, 2.0)
+out = trainlib.scale_step(x, 2.0, "down")
+out = trainlib.batched_norm(batch)
+
+# --- mistakes ---------------------------------------------------------------------------------------------------
+
+trainlib.grad_fn(params=params, x=x, y=y, cfg="cfg")  # mistake
+trainlib.grad_fn(params=params, x=x, cfg=cfg)  # mistake
+trainlib.grad_fn(params, x, y, cfg, 1)  # mistake
+trainlib.grad_fn(parms=params, x=x, y=y, cfg=cfg)  # mistake
+bad_grads: Array = trainlib.grad_fn(params, x, y, cfg)  # mistake
+bad_value: Params = trainlib.value_and_grad_fn(params, x, y, cfg)[0]  # mistake
+bad_vgrads: Array = trainlib.value_and_grad_fn(params, x, y, cfg)[1]  # mistake
+bad_aux: Params = trainlib.aux_grad_fn(params, x, y)[1]  # mistake
+trainlib.train_step(params, x, y, "cfg")  # mistake
+mlp("x")  # mistake
+mlp(x, True)  # mistake
+mlp(x, train="yes")  # mistake
+trainlib.predict(w, x)  # mistake
+trainlib.predict(trainlib.sgd, x)  # mistake
+bad_model: Model = cfg  # mistake
+Trainer(cfg, cfg)  # mistake
+bad_trainer: Trainer[MLP] = Trainer(layer, cfg)  # mistake
+bad_rate: tuple[Array, Array] = trainlib.learning_rate_jit(step)  # mistake
+bad_rate_warmup: Array = trainlib.learning_rate_jit(step, 10)  # mistake
+trainlib.learning_rate_jit(step, "10")  # mistake
+trainlib.scale_step(x, "2.0")  # mistake
+trainlib.scale_step(x, 2.0, "sideways")  # mistake
+trainlib.scale_step(x, 2.0, "up", 1)  # mistake
+trainlib.batched_norm(batch, "eps")  # mistake
+bad_norm: str = trainlib.batched_norm(batch)  # mistake
