@@ -24,13 +24,13 @@ params: Params = {"w": w, "b": y}
 
 grads = trainlib.grad_fn(params=params, x=x, y=y, cfg=cfg)
 grads = trainlib.grad_fn(params, x, y, cfg=cfg)
-_ = assert_type(trainlib.grad_fn(params, x, y, cfg), Params)
+checked_1 = assert_type(trainlib.grad_fn(params, x, y, cfg), Params)
 gw: Array = grads["w"]
 loss, grads = trainlib.value_and_grad_fn(params, x=x, y=y, cfg=cfg)
-_ = assert_type(trainlib.value_and_grad_fn(params, x, y, cfg), tuple[Array, Params])
+checked_2 = assert_type(trainlib.value_and_grad_fn(params, x, y, cfg), tuple[Array, Params])
 aux_grads, pred = trainlib.aux_grad_fn(params, x, y)
-_ = assert_type(aux_grads, Params)
-_ = assert_type(pred, Array)
+checked_3 = assert_type(aux_grads, Params)
+checked_4 = assert_type(pred, Array)
 params = trainlib.train_step(params, x, y, cfg)
 params, loss = trainlib.train(params, x, y, cfg)
 

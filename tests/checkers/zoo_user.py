@@ -18,7 +18,7 @@ y = jax.random.normal(jax.random.key(1), (2, 4))
 # --- correct code -----------------------------------------------------------------------------------------------
 
 layer = zoo.dense(3, 4, Float32)
-_ = assert_type(layer, Dense[Float32])
+checked_1 = assert_type(layer, Dense[Float32])
 half = zoo.dense(3, 4, BFloat16)
 out: Array = layer(x)
 out = layer.scaled(x, 2.0)
@@ -29,10 +29,10 @@ out = net(x)
 as_layer: Layer = layer
 as_fn: Callable[[Array], Array] = Activation("relu")
 g = zoo.mse_grad(layer, x, y)
-_ = assert_type(g, Dense[Float32])
+checked_2 = assert_type(g, Dense[Float32])
 g = zoo.mse_grad(model=layer, x=x, y=y)
 loss, g = zoo.mse_value_and_grad(layer, x, y)
-_ = assert_type(loss, Array)
+checked_3 = assert_type(loss, Array)
 layer = zoo.fit(layer, x, y)
 made: Dense[Float32] = zoo.FACTORIES["dense"](3, 4)
 
