@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import jax
 import trainlib
-from trainlib import MLP, Linear, Model, Params, TrainConfig, Trainer
+from trainlib import MLP, Classifier, Linear, Model, Params, TrainConfig, Trainer
 from typing_extensions import assert_type
 
 Array = jax.Array
@@ -38,18 +38,18 @@ layer = Linear(w, w)
 mlp = MLP(layer, layer)
 out: Array = mlp(x)
 out = mlp(x, train=True)
-out = trainlib.predict(mlp, x)
-out = trainlib.predict(layer, x)
-out = trainlib.predict_fn(mlp, x)
-model: Model = mlp
-as_callable: Callable[[Array], Array] = layer
-trainer = Trainer(mlp, cfg)
-typed_trainer: Trainer[MLP] = Trainer(mlp, cfg)
+out = trainlib.predict(mlp, x)  # ok, rejected by: mypy mypy-plugin pyright basedpyright
+out = trainlib.predict(layer, x)  # ok, rejected by: pyright basedpyright
+out = trainlib.predict_fn(mlp, x)  # ok, rejected by: pyright basedpyright
+model: Model = mlp  # ok, rejected by: mypy mypy-plugin pyright basedpyright
+as_callable: Callable[[Array], Array] = layer  # ok, rejected by: pyright basedpyright
+trainer = Trainer(mlp, cfg)  # ok, rejected by: mypy mypy-plugin pyright basedpyright
+typed_trainer: Trainer[MLP] = Trainer(mlp, cfg)  # ok, rejected by: mypy mypy-plugin pyright basedpyright
 out = typed_trainer.evaluate(x, y)
-out = trainer.model(x, train=True)
+out = trainer.model(x, train=True)  # ok, rejected by: pyright basedpyright
 
-rate: Array = trainlib.learning_rate_jit(step)
-rate_and_warmup: tuple[Array, Array] = trainlib.learning_rate_jit(step, 10)
+rate: Array = trainlib.learning_rate_jit(step)  # ok, rejected by: ty
+rate_and_warmup: tuple[Array, Array] = trainlib.learning_rate_jit(step, 10)  # ok, rejected by: mypy mypy-plugin pyright basedpyright ty
 rate = trainlib.learning_rate(step)
 rate_and_warmup = trainlib.learning_rate(step, 10)
 schedule_traces: int = trainlib.learning_rate_jit.trace_count
@@ -57,6 +57,21 @@ schedule_traces: int = trainlib.learning_rate_jit.trace_count
 out = trainlib.scale_step(x, 2.0)
 out = trainlib.scale_step(x, 2.0, "down")
 out = trainlib.batched_norm(batch)
+
+# the spellings every checker types: a plain __call__ over a jitted method, overloads over a jitted function,
+# options-only transforms instead of functools.partial
+clf = Classifier(w)
+out = trainlib.predict(clf, x)
+out = trainlib.predict_fn(clf, x)
+clf_model: Model = clf
+clf_trainer: Trainer[Classifier] = Trainer(clf, cfg)
+out = clf_trainer.model(x, train=True)
+out = trainlib.predict(mlp.__call__, x)
+logits_traces: int = clf.logits.trace_count
+rate = trainlib.learning_rate_of(step)
+rate_and_warmup = trainlib.learning_rate_of(step, 10)
+out = trainlib.scale_step_typed(x, 2.0, "down")
+out = trainlib.batched_norm_typed(batch)
 
 # --- mistakes ---------------------------------------------------------------------------------------------------
 
@@ -80,8 +95,15 @@ bad_trainer: Trainer[MLP] = Trainer(layer, cfg)  # mistake
 bad_rate: tuple[Array, Array] = trainlib.learning_rate_jit(step)  # mistake
 bad_rate_warmup: Array = trainlib.learning_rate_jit(step, 10)  # mistake
 trainlib.learning_rate_jit(step, "10")  # mistake
-trainlib.scale_step(x, "2.0")  # mistake
-trainlib.scale_step(x, 2.0, "sideways")  # mistake
-trainlib.scale_step(x, 2.0, "up", 1)  # mistake
-trainlib.batched_norm(batch, "eps")  # mistake
-bad_norm: str = trainlib.batched_norm(batch)  # mistake
+trainlib.scale_step(x, "2.0")  # mistake, missed by: mypy pyrefly
+trainlib.scale_step(x, 2.0, "sideways")  # mistake, missed by: mypy pyrefly
+trainlib.scale_step(x, 2.0, "up", 1)  # mistake, missed by: mypy pyrefly
+trainlib.batched_norm(batch, "eps")  # mistake, missed by: mypy pyrefly
+bad_norm: str = trainlib.batched_norm(batch)  # mistake, missed by: mypy pyrefly
+clf("x")  # mistake
+bad_clf_trainer: Trainer[Classifier] = Trainer(mlp, cfg)  # mistake
+bad_rate_of: tuple[Array, Array] = trainlib.learning_rate_of(step)  # mistake
+bad_rate_of_warmup: Array = trainlib.learning_rate_of(step, 10)  # mistake
+trainlib.scale_step_typed(x, "2.0")  # mistake
+trainlib.scale_step_typed(x, 2.0, "sideways")  # mistake
+trainlib.batched_norm_typed(batch, "eps")  # mistake

@@ -24,10 +24,10 @@ out: Array = layer(x)
 out = layer.scaled(x, 2.0)
 out = half(x)
 scaled_traces: int = layer.scaled.trace_count
-net = zoo.compose([layer, Activation(), zoo.dense(4, 2, Float32)])
+net = zoo.compose([layer, Activation(), zoo.dense(4, 2, Float32)])  # ok, rejected by: pyright basedpyright
 out = net(x)
-as_layer: Layer = layer
-as_fn: Callable[[Array], Array] = Activation("relu")
+as_layer: Layer = layer  # ok, rejected by: pyright basedpyright
+as_fn: Callable[[Array], Array] = Activation("relu")  # ok, rejected by: pyright basedpyright
 g = zoo.mse_grad(layer, x, y)
 checked_2 = assert_type(g, Dense[Float32])
 g = zoo.mse_grad(model=layer, x=x, y=y)
@@ -44,7 +44,7 @@ layer.scaled(x)  # mistake
 layer.scaled.trace_counts  # mistake
 zoo.dense(3, 4, str)  # mistake
 bad_half: Dense[Float32] = zoo.dense(3, 4, BFloat16)  # mistake
-zoo.compose([layer, zoo.dense])  # mistake
+bad_fn: Layer = layer.scaled  # mistake
 bad_layer: Layer = Float32()  # mistake
 zoo.mse_grad(half, x, y)  # mistake
 zoo.mse_grad(model=layer, x=x)  # mistake

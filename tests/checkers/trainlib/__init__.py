@@ -145,3 +145,49 @@ def scale_step(x: Array, factor: Static[float], mode: Static[Literal["up", "down
 @functools.partial(js.vmap, in_axes=0)
 def batched_norm(x: Array, eps: Static[float] = 1e-6) -> Array:
     return x / (jnp.sqrt(jnp.sum(x * x)) + eps)
+
+
+# -- the spellings every checker types (docs/type-checking/checkers.md) --------------------------------------------
+
+
+@js.dataclass
+class Classifier:
+    """A model whose ``__call__`` is a plain method over a jitted one: a ``Model`` and a ``Callable`` to every
+    checker, where a jitted ``__call__`` is not to pyright and (after a protocol-bound type argument) mypy."""
+
+    w: Array
+
+    @js.jit
+    def logits(self, x: Array, *, train: Static[bool] = False) -> Array:
+        return x * self.w if train else jnp.tanh(x * self.w)
+
+    def __call__(self, x: Array, *, train: bool = False) -> Array:
+        return self.logits(x, train=train)
+
+
+@js.jit
+def _learning_rate(step: Array, warmup: Static[int | None] = None) -> Array | tuple[Array, Array]:
+    return learning_rate(step, warmup)
+
+
+@overload
+def learning_rate_of(step: Array, warmup: None = None) -> Array: ...
+@overload
+def learning_rate_of(step: Array, warmup: int) -> tuple[Array, Array]: ...
+def learning_rate_of(step: Array, warmup: int | None = None) -> Array | tuple[Array, Array]:
+    """The overloads on a plain function over the jitted one: kept under every checker."""
+    return _learning_rate(step, warmup)
+
+
+jit_bounded = js.jit(max_traces=4)  # options only, instead of functools.partial(js.jit, max_traces=4)
+vmap_rows = js.vmap(in_axes=0)
+
+
+@jit_bounded
+def scale_step_typed(x: Array, factor: Static[float], mode: Static[Literal["up", "down"]] = "up") -> Array:
+    return x * factor if mode == "up" else x / factor
+
+
+@vmap_rows
+def batched_norm_typed(x: Array, eps: Static[float] = 1e-6) -> Array:
+    return x / (jnp.sqrt(jnp.sum(x * x)) + eps)
