@@ -41,7 +41,7 @@ made: Dense[Float32] = zoo.FACTORIES["dense"](3, 4)
 layer("x")  # mistake
 layer.scaled(x, "2")  # mistake
 layer.scaled(x)  # mistake
-layer.scaled.trace_counts  # mistake
+count = layer.scaled.trace_counts  # mistake
 zoo.dense(3, 4, str)  # mistake
 bad_half: Dense[Float32] = zoo.dense(3, 4, BFloat16)  # mistake
 bad_fn: Layer = layer.scaled  # mistake
