@@ -1,8 +1,11 @@
 """Typed libraries built on jaxstatic and their downstream users, under every type checker jaxstatic supports: mypy
---strict (with and without the jaxstatic plugin), pyright strict, basedpyright recommended, pyrefly and ty. Two
-samples: tests/checkers/mylib with user.py (functions, dataclasses, methods), and tests/checkers/optlib with
+--strict (with and without the jaxstatic plugin), pyright strict, basedpyright recommended, pyrefly and ty. Four
+samples: tests/checkers/mylib with user.py (functions, dataclasses, methods); tests/checkers/optlib with
 optlib_user.py (written as optimizer and model libraries are: a generic trainer, a config-first loss, a jitted
-``__call__`` passed as a Protocol, classmethods, staticmethods and properties over ``js.jit``, overloads, partials).
+``__call__`` passed as a Protocol, classmethods, staticmethods and properties over ``js.jit``, overloads, partials);
+tests/checkers/trainlib with trainlib_user.py (a training library: gradients called by keyword, a ``Model``
+protocol bounding a generic ``Trainer``, overloaded schedules, partial-jitted steps); and tests/checkers/zoo with
+zoo_user.py (Equinox-style modules generic over their dtype, with jitted methods).
 
 Every line of a sample without a mark is correct code that must check clean; each line ending in ``# mistake``
 must be reported on that line by every checker, and each ending in ``# mistake: plugin`` (a value check, or a type
