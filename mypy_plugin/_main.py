@@ -34,6 +34,7 @@ from . import (
     _spellings,
 )
 from ._chain import NextHooks, next_hook, overridden_after
+from ._compat import MATCHES_OVERLOADED_CALL
 from ._definitions import AnnotatedHook, StaticAnnotationHook, UnresolvedNote
 from ._descriptors import name_bound, staticmethod_get
 from ._fullnames import (
@@ -83,7 +84,7 @@ _JIT_APPLIED_BY_METHOD: Final = {PARTIAL_CALL: True, "jax._JitWrapped.__call__":
 
 
 _MARKER_SUFFIXES: Final = tuple(f".{name.rsplit('.', 1)[1]}" for name in sorted(MARKER_ALIASES))
-_ANALYZED_SUFFIXES: Final = (*_MARKER_SUFFIXES, ".Annotated")
+_ANALYZED_SUFFIXES: Final = (*_MARKER_SUFFIXES, ".Annotated", "._First", "._Second")
 
 
 _PYTREE_CLASS: Final = "<jaxstatic.dataclass>"
@@ -136,6 +137,8 @@ class JaxstaticPlugin(Plugin):
             return None if self._static_annotation.active else self._static_annotation
         if fullname in ANNOTATED:
             return None if self._annotated.active else self._annotated
+        if fullname in _gradients.FUNCTION_PROTOCOLS and not MATCHES_OVERLOADED_CALL:
+            return _gradients.as_plain_callable
         if fullname.endswith(_MARKER_SUFFIXES) and fullname not in MARKER_ALIASES:
             # ``Static`` imported from a jaxstatic mypy cannot see is a local name of the importing module.
             unresolved = self._unresolved
