@@ -17,8 +17,8 @@ import jax
 import numpy as np
 import pytest
 
-from jaxstatic.check import main as check
 from jaxstatic.migrate._cli import migrate_source
+from jaxstatic_check import main as check
 
 from .test_rules import load
 
