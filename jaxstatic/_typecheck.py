@@ -8,7 +8,8 @@ where the value is one already seen -- and issues ``StaticTypeWarning`` once per
 
 The check is typeguard's ``check_type``: deterministic (every item of a container is checked, so a warning does not
 depend on which item a sampler happened to pick), and PEP 484's numeric tower (an ``int`` for a ``float``) is
-accepted. ``Static[Any]`` and ``Static[object]`` accept anything; a hint typeguard cannot check is skipped, never
+accepted, NumPy's scalars too (``np.int64(3)`` for ``Static[int]``, as ``jax.jit`` takes it: code moved from
+``static_argnums`` to ``Static[int]`` keeps running where a count arrives as a NumPy integer). ``Static[Any]`` and ``Static[object]`` accept anything; a hint typeguard cannot check is skipped, never
 reported (a false alarm costs more than a missed one), and so is a ``T`` that does not resolve (imported only under
 ``if TYPE_CHECKING:``): the parameter is static all the same. Parameters made static by ``static_argnames`` have no ``T``.
 
@@ -24,7 +25,9 @@ import reprlib
 import warnings
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any, get_args
+from typing import Any, Final, get_args
+
+import numpy as np
 
 from . import _lazy
 from ._annotations import expanded, function_hints, is_static_annotation, unwrap
@@ -97,6 +100,8 @@ def _mismatch(value: Any, declared: Any, how: str) -> str | None:
 
     items = value if how == "each" else value.values() if how == "values" else (value,)
     for item in items:
+        if _numpy_scalar_of(item, declared):
+            continue
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # typeguard's own warnings about hints it cannot check
@@ -106,6 +111,16 @@ def _mismatch(value: Any, declared: Any, how: str) -> str | None:
         except Exception:  # a hint typeguard does not handle: silent, never a false alarm
             return None
     return None
+
+
+_NUMPY_KINDS: Final = {bool: "b", int: "biu", float: "biuf", complex: "biufc"}
+"""The NumPy scalar kinds each builtin number accepts, following the numeric tower (``bool`` < ``int`` < ...)."""
+
+
+def _numpy_scalar_of(value: Any, declared: Any) -> bool:
+    """Whether ``value`` is a NumPy scalar of the builtin number type ``declared`` (``np.int64`` for ``int``)."""
+    kinds = _NUMPY_KINDS.get(declared) if isinstance(declared, type) else None
+    return kinds is not None and isinstance(value, np.generic) and value.dtype.kind in kinds
 
 
 def check_type(value: Any, expected: Any, **options: Any) -> Any:

@@ -154,3 +154,22 @@ def test_every_transform_checks(transform: Callable[..., Any]) -> None:
         transform(loss)(jnp.ones((1, 3)), "2")
     assert [str(w.message) for w in found] == [
         expected("loss", "factor", "float", "'2'", "str is neither float or int")]
+
+
+def test_numpy_scalars_are_the_numbers_they_hold() -> None:
+    """A count that arrives as ``np.int64`` (from a NumPy array, a config loaded with NumPy) is an ``int`` to
+    ``jax.jit(static_argnums=...)``; code moved to ``Static[int]`` keeps running without a warning."""
+    import numpy as np
+
+    def f(x: jax.Array, times: Static[int], scale: Static[float], flag: Static[bool]) -> jax.Array:
+        return x * times * scale if flag else x
+
+    g = js.jit(f)
+    with type_warnings() as found:
+        assert g(jnp.ones(1), np.int64(3), np.float32(0.5), np.bool_(True)).tolist() == [1.5]
+        g(jnp.ones(1), 3, np.int32(2), True)  # an integer for a float: the numeric tower
+    assert found == []
+    with type_warnings() as found:
+        g(jnp.ones(1), np.float64(2.5), 1.0, True)  # a NumPy float is no int
+    assert [str(w.message) for w in found] == [expected(
+        "f", "times", "int", repr(np.float64(2.5)), "numpy.float64 is not an instance of int")]
