@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from jax.sharding import PartitionSpec as P
 
 import jaxstatic as js
 from jaxstatic import Static
@@ -69,6 +70,40 @@ def test_a_bad_option_is_still_an_option_error_and_a_type_error(fn: Callable[...
     with pytest.raises(js.OptionError, match=message) as info:
         js.jit(fn, **options)
     assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+
+
+_SHARDING_OPTIONS: list[dict[str, Any]] = [
+    {"in_shardings": P.UNCONSTRAINED},
+    {"out_shardings": P.UNCONSTRAINED},
+    {"in_shardings": (None, P.UNCONSTRAINED, None)},
+    {"in_shardings": P(), "backend": "cpu"},
+    {"out_shardings": P(), "device": jax.devices()[0]},
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*(backend|device).*:DeprecationWarning")
+@pytest.mark.parametrize("options", _SHARDING_OPTIONS)
+def test_sharding_options_jax_jit_refuses_are_refused_when_applied(options: dict[str, Any]) -> None:
+    with pytest.raises((TypeError, ValueError)) as jax_info:
+        jax.jit(three, **options)
+    with pytest.raises(type(jax_info.value)):
+        js.jit(three, **options)
+
+
+@pytest.mark.filterwarnings("ignore:.*(backend|device).*:DeprecationWarning")
+@pytest.mark.parametrize(("options", "message"), [
+    ({"in_shardings": (None, P.UNCONSTRAINED, None)},
+     "jaxstatic: in_shardings of three holds P.UNCONSTRAINED at [1], which is no sharding. Give a Sharding, a "
+     "PartitionSpec or None there; P.UNCONSTRAINED goes inside a spec, as in P('x', P.UNCONSTRAINED)."),
+    ({"out_shardings": P(), "device": jax.devices()[0]},
+     "jaxstatic: out_shardings of three is given together with device=, which jax.jit refuses. Drop device= "
+     "(deprecated) and place the program by its shardings, or drop out_shardings."),
+])
+def test_a_refused_sharding_option_names_the_option_the_place_and_the_fix(options: dict[str, Any],
+                                                                         message: str) -> None:
+    with pytest.raises(js.OptionError) as info:
+        js.jit(three, **options)
+    assert str(info.value) == message
 
 
 @pytest.mark.parametrize("jit", JITS)
