@@ -172,38 +172,6 @@ class JitFunction(StaticFunction[_P, _R]):
 
     # -- ahead of time, and jax.jit's other entry points -----------------------------------------------------
 
-    def _with_program(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Any, Any]:
-        """``program.<method>(dynamic values)`` for the program of this call's static key (made and kept if need
-        be), with the caller's own static values handed to the body while JAX traces it."""
-        self = self._core  # what the program holds is the core, never a handle
-        plan, code = self._shape(args, kwargs)
-        key = code["key"](args, kwargs)
-        # Counted as a call, as its trace (if it traces) is counted as a miss: hits are calls less misses, so an
-        # uncounted lower() hid the next hit.
-        next(self._stats.calls)
-        if self._lane is not None and self._lane.serves_aot(plan, key):  # the lane's key: its program, traced once
-            return plan, key, self._lane.aot(method, plan, args, kwargs)
-        with self._lock:
-            program, slot = self._cache.get(key), self._slots.get(key)
-        made = program is None or slot is None
-        if made:
-            slot = Slot(key)
-            program = self._build(plan, self._body(plan, slot), slot)
-        assert slot is not None
-        pos, kw = plan.dynamic_values(args, kwargs)
-        local = slot.local
-        outer, local.statics = getattr(local, "statics", None), plan.static_values(args, kwargs)
-        try:
-            result = getattr(program, method)(*pos, **kw)
-        except BaseException:
-            next(self._stats.failures)
-            raise
-        finally:
-            local.statics = outer
-        if made:
-            self._add(key, program, slot)
-        return plan, key, result
-
     def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:
         """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature."""
         from ._aot import Compilation, Lowered  # ahead of time alone loads it
