@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from jax.sharding import PartitionSpec as P
+from jax.sharding import NamedSharding, PartitionSpec as P
 
 import jaxstatic as js
 from jaxstatic import Static
@@ -469,6 +469,61 @@ def test_a_positional_only_parameter_can_be_named_static() -> None:
     with pytest.raises(ValueError):
         jax.jit(f, static_argnames="n")
     assert float(js.jit(f, static_argnames="n")(1.0, 3)) == 3.0
+
+
+def test_a_positional_only_parameter_can_be_named_donated() -> None:
+    def f(x: jax.Array, y: jax.Array, /) -> jax.Array:
+        return x + y
+
+    with pytest.raises(ValueError, match="positional-only"):
+        jax.jit(f, donate_argnames="y")
+    y = jnp.ones(2)
+    assert js.jit(f, donate_argnames="y")(jnp.ones(2), y).tolist() == [2.0, 2.0]
+    assert y.is_deleted()
+
+
+def test_a_dynamic_argument_moved_to_a_keyword_shares_the_program() -> None:
+    traces = []
+
+    def f(x: jax.Array, y: jax.Array) -> jax.Array:
+        traces.append(None)
+        return x + y
+
+    for jit, want in ((jax.jit, 3), (js.jit, 1)):
+        traces.clear()
+        g = jit(f)
+        g(1.0, 2.0), g(1.0, y=2.0), g(x=1.0, y=2.0)
+        assert len(traces) == want
+
+
+def test_in_shardings_apply_to_arguments_given_by_keyword() -> None:
+    mesh = jax.make_mesh((1,), ("d",))
+    one = NamedSharding(mesh, P())
+
+    def f(x: jax.Array, y: jax.Array) -> jax.Array:
+        return x + y
+
+    with pytest.raises(ValueError, match="pjit does not support kwargs when in_shardings is specified"):
+        jax.jit(f, in_shardings=(one, one))(1.0, y=jnp.float32(2.0))
+    out = js.jit(f, in_shardings=(one, one))(1.0, y=jnp.float32(2.0))
+    assert float(out) == 3.0 and out.sharding == one
+
+
+class _NoWeakReference:
+    __slots__ = ()
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return x * 2
+
+
+def test_a_callable_without_weak_references_is_jitted() -> None:
+    with pytest.raises(TypeError, match="cannot create weak reference"):
+        jax.jit(_NoWeakReference())(1.0)
+    assert float(js.jit(_NoWeakReference())(1.0)) == 2.0
+
+
+def test_repr_names_the_transform_and_the_function() -> None:
+    assert repr(js.jit(three)) == "<jaxstatic.jit of three>"
 
 
 def test_a_parameter_named_static_is_static_by_position_and_by_keyword() -> None:
