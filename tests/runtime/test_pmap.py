@@ -271,7 +271,16 @@ def test_lower_compiles_the_program_calls_use_and_refuses_other_statics() -> Non
     compiled = mapped.lower(x, 3.0).compile()
     np.testing.assert_array_equal(compiled(x, 3.0), want)
     np.testing.assert_array_equal(mapped(x, 3.0), want)
-    assert mapped.trace_count == 1  # the call found the program lower() traced
+    traces: list[None] = []
+
+    def counting(x: jax.Array, k: float) -> jax.Array:
+        traces.append(None)
+        return _scaled(x, k)
+
+    plain = jax.pmap(counting, static_broadcasted_argnums=1)
+    plain.lower(x, 3.0).compile()
+    plain(x, 3.0)
+    assert mapped.trace_count == len(traces)  # the call uses lower()'s program, tracing again where jax.pmap does
     with pytest.raises(js.StaticMismatchError, match=r"^_scaled\(\) was compiled ahead of time for other static "
                                                      r"arguments: k: 3\.0 -> 4\.0\. "):
         compiled(x, 4.0)
