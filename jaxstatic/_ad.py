@@ -15,7 +15,7 @@ import functools
 import inspect
 import numbers
 from collections.abc import Callable, Sequence
-from typing import Any, Concatenate, Literal, TypeVar, overload
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 import jax
 from typing_extensions import ParamSpec
@@ -30,7 +30,8 @@ from ._state import Slot
 
 _P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
 _R = TypeVar("_R")
-_A = TypeVar("_A")
+_R_co = TypeVar("_R_co", covariant=True)
+_G = TypeVar("_G", contravariant=True)
 _X = TypeVar("_X")
 
 _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
@@ -151,24 +152,55 @@ class CheckpointFunction(StaticFunction[_P, _R]):
         return jax.checkpoint(body, **self._options)
 
 
-# The gradient is Any without argnums/argnames as with them: the parameter differentiated by default is the first one
-# neither Static nor NoDiff, and Static[C] is C to a type checker, so the first parameter's type would be a wrong
-# answer for ``loss(cfg: Static[C], params, x)``. The mypy plugin gives the exact type from the marks
-# (jaxstatic_mypy's _gradients). With has_aux, the aux keeps the function's type. A call without options matches one
-# overload only: with two, mypy types a function with an Any among its parameters (Static[Any]) as Any.
-@overload
-def grad(fn: Callable[Concatenate[_A, _P], Any], /, *, argnums: None = None, argnames: None = None,
-         has_aux: Literal[False] = False, holomorphic: bool = False,
-         allow_int: bool = False) -> GradFunction[Concatenate[_A, _P], Any]: ...
-@overload
-def grad(fn: Callable[Concatenate[_A, _P], tuple[Any, _X]], /, *, argnums: None = None,
-         argnames: None = None, has_aux: Literal[True], holomorphic: bool = False,
-         allow_int: bool = False) -> GradFunction[Concatenate[_A, _P], tuple[Any, _X]]: ...
-@overload
-def grad(fn: Callable[_P, Any], /, *, argnums: int | Sequence[int], argnames: None = None, has_aux: bool = False,
-         holomorphic: bool = False, allow_int: bool = False) -> GradFunction[_P, Any]: ...
+class _First(Protocol[_P, _G, _R_co]):
+    """A function as a type checker reads it for ``grad``: its own parameters, names included (the first
+    signature), and the type of its first parameter (the second), the one ``argnums=0`` differentiates. Every
+    checker solves both from one function, so the gradient has a type and the gradient function keeps the names
+    (``grad_fn(params=p, x=x)``)."""
+
+    @overload
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R_co: ...
+    @overload
+    def __call__(self, first: _G, /, *args: Any, **kwargs: Any) -> Any: ...
+
+
+class _Second(Protocol[_P, _G, _R_co]):
+    """As ``_First``, for ``argnums=1``: a loss whose config comes first."""
+
+    @overload
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R_co: ...
+    @overload
+    def __call__(self, first: Any, second: _G, /, *args: Any, **kwargs: Any) -> Any: ...
+
+
+# Without argnums/argnames the gradient's type is the first parameter's: right whenever the first parameter is the
+# one differentiated. The parameter differentiated by default is the first one neither Static nor NoDiff, and
+# Static[C] is C to a type checker, so for ``loss(cfg: Static[C], params, x)`` say ``argnums=1``, typed the same
+# way; the mypy plugin reads the marks and gives the exact type either way (jaxstatic_mypy's _gradients). Other
+# argnums and argnames give Any. With has_aux, the aux keeps the function's type. A call without options matches
+# one overload only: with two, mypy types a function with an Any among its parameters (Static[Any]) as Any. The
+# first signature takes a plain Callable: mypy's functools.partial reads a transform by its first signature.
 @overload
 def grad(fn: Callable[_P, Any], /, *, argnums: None = None, argnames: str | Sequence[str], has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False) -> GradFunction[_P, Any]: ...
+@overload
+def grad(fn: _First[_P, _G, Any], /, *, argnums: Literal[0] | None = None, argnames: None = None,
+         has_aux: Literal[False] = False, holomorphic: bool = False,
+         allow_int: bool = False) -> GradFunction[_P, _G]: ...
+@overload
+def grad(fn: _First[_P, _G, tuple[Any, _X]], /, *, argnums: Literal[0] | None = None,
+         argnames: None = None, has_aux: Literal[True], holomorphic: bool = False,
+         allow_int: bool = False) -> GradFunction[_P, tuple[_G, _X]]: ...
+@overload
+def grad(fn: _Second[_P, _G, Any], /, *, argnums: Literal[1], argnames: None = None,
+         has_aux: Literal[False] = False, holomorphic: bool = False,
+         allow_int: bool = False) -> GradFunction[_P, _G]: ...
+@overload
+def grad(fn: _Second[_P, _G, tuple[Any, _X]], /, *, argnums: Literal[1], argnames: None = None,
+         has_aux: Literal[True], holomorphic: bool = False,
+         allow_int: bool = False) -> GradFunction[_P, tuple[_G, _X]]: ...
+@overload
+def grad(fn: Callable[_P, Any], /, *, argnums: int | Sequence[int], argnames: None = None, has_aux: bool = False,
          holomorphic: bool = False, allow_int: bool = False) -> GradFunction[_P, Any]: ...
 @overload
 def grad(fn: None = None, /, *, argnums: int | Sequence[int] | None = None,
@@ -193,15 +225,19 @@ def grad(fn: Callable[_P, Any] | None = None, /, *, argnums: int | Sequence[int]
 
 
 @overload
-def value_and_grad(fn: Callable[Concatenate[_A, _P], _R], /, *, argnums: None = None,
-                   argnames: None = None, has_aux: bool = False, holomorphic: bool = False,
-                   allow_int: bool = False) -> ValueAndGradFunction[Concatenate[_A, _P], tuple[_R, Any]]: ...
-@overload
-def value_and_grad(fn: Callable[_P, _R], /, *, argnums: int | Sequence[int], argnames: None = None,
+def value_and_grad(fn: Callable[_P, _R], /, *, argnums: None = None, argnames: str | Sequence[str],
                    has_aux: bool = False, holomorphic: bool = False,
                    allow_int: bool = False) -> ValueAndGradFunction[_P, tuple[_R, Any]]: ...
 @overload
-def value_and_grad(fn: Callable[_P, _R], /, *, argnums: None = None, argnames: str | Sequence[str],
+def value_and_grad(fn: _First[_P, _G, _R], /, *, argnums: Literal[0] | None = None,
+                   argnames: None = None, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False) -> ValueAndGradFunction[_P, tuple[_R, _G]]: ...
+@overload
+def value_and_grad(fn: _Second[_P, _G, _R], /, *, argnums: Literal[1], argnames: None = None,
+                   has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False) -> ValueAndGradFunction[_P, tuple[_R, _G]]: ...
+@overload
+def value_and_grad(fn: Callable[_P, _R], /, *, argnums: int | Sequence[int], argnames: None = None,
                    has_aux: bool = False, holomorphic: bool = False,
                    allow_int: bool = False) -> ValueAndGradFunction[_P, tuple[_R, Any]]: ...
 @overload

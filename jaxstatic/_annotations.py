@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, TypeAlias, TypeVar, get
 
 import typing_extensions
 
+from . import _lazy
 from ._errors import AnnotationError
 
 _T = TypeVar("_T")
@@ -148,11 +149,11 @@ def call_signature(fn: Callable[..., Any]) -> inspect.Signature:
     by its own positional parameters, then the wrapped function's in place of its ``*args`` and ``**kwargs`` (its
     keyword-only ones are left out: a wrapper's own, beartype's among them, that callers do not pass); a wrapper
     without both is called by its own signature alone, as ``jax.jit`` calls it."""
-    signature = inspect.signature(fn)
+    signature = _lazy.signature(fn)
     if not isinstance(fn, types.FunctionType) or getattr(fn, "__wrapped__", None) is None or (
             "__signature__" in fn.__dict__):
         return signature
-    own = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
+    own = list(_lazy.signature(fn, follow_wrapped=False).parameters.values())
     kinds = [p.kind for p in own]
     if kinds == [_Kind.VAR_POSITIONAL, _Kind.VAR_KEYWORD]:
         return signature
@@ -201,14 +202,18 @@ def deferring() -> Iterator[None]:
 
 
 def read_hint(annotation: Any, globalns: dict[str, Any], localns: Mapping[str, Any] | None) -> tuple[Any, bool]:
-    """``annotation`` resolved as ``typing.get_type_hints`` resolves it, and True; when a name in it is not
-    defined, ``Annotated[Any, <its top-level markers>]`` (``Any`` without any), and whether its outermost part
-    decided that (False: that part names something undefined)."""
+    """``annotation`` resolved as ``typing.get_type_hints`` resolves it (a type alias at its top expanded), and
+    True; when a name in it is not defined, ``Annotated[Any, <its top-level markers>]`` (``Any`` without any), and
+    whether its outermost part decided that (False: that part names something undefined). ``annotation`` is a
+    value, a string, or (Python 3.14) a ``ForwardRef`` or a value holding some."""
+    annotation = _lazy.forward_text(annotation)
     shim = types.SimpleNamespace(__annotations__={"_": annotation})
     try:
-        return typing.get_type_hints(shim, globalns, localns, include_extras=True)["_"], True
+        hint = typing.get_type_hints(shim, globalns, localns, include_extras=True)["_"]
     except (NameError, AttributeError):
         pass
+    else:
+        return expanded(hint), True  # NameError: an alias whose value cannot be read, for the caller to report
     markers = _outer_markers(annotation, globalns, localns)
     if not markers:
         return Any, markers is not None
@@ -221,7 +226,7 @@ def _outer_markers(annotation: Any, globalns: dict[str, Any],
     """The markers at the top of an annotation that does not resolve, from its outermost part; None when that
     part names something undefined that is not spelled ``Static``, ``NoDiff`` or ``Annotated``."""
     if not isinstance(annotation, str):
-        return _markers(annotation)
+        return _markers(expanded(annotation))
     try:
         node = ast.parse(annotation.strip(), mode="eval").body
     except SyntaxError:
@@ -245,7 +250,7 @@ def _outer_markers(annotation: Any, globalns: dict[str, Any],
         return tuple(m for m in (_metadata_marker(n, globalns, localns) for n in metadata) if m is not None)
     if head is _UNDEFINED:
         return None  # ``Float[Array, "n"]`` with ``Float`` undefined, or a generic alias of Static[...]
-    return _markers(head)  # a generic alias of Static[...] (``StaticList[Foo]``), or a plain generic
+    return _markers(expanded(head))  # a generic alias of Static[...] (``StaticList[Foo]``)
 
 
 _UNDEFINED: Final = object()
@@ -271,6 +276,27 @@ def _metadata_marker(node: ast.expr, globalns: dict[str, Any], localns: Mapping[
     return value if isinstance(value, _Marker) else None  # STATIC, NODIFF or DONATE
 
 
+def expanded(hint: Any) -> Any:
+    """``hint`` with a type alias at its top replaced by its value, as many times as it takes: ``type StaticInt =
+    Static[int]`` (or ``TypeAliasType``) makes ``n: StaticInt`` a ``Static[int]``, and ``StaticList[int]`` of a
+    generic alias its value with ``int`` put in. Only the top: ``list[StaticInt]`` is a list. An alias whose value
+    names something not defined yet raises ``NameError`` below Python 3.14 (whether it is Static cannot be known);
+    on 3.14 that name is a ``ForwardRef``."""
+    for _ in range(MAX_UNWRAP):
+        origin = get_origin(hint)
+        if _lazy.is_alias(hint):
+            hint = _lazy.alias_value(hint)
+        elif _lazy.is_alias(origin):
+            value = _lazy.alias_value(origin)
+            try:
+                hint = value[get_args(hint)]
+            except TypeError:  # the value takes no parameters of its own (``Annotated[Any, STATIC]``)
+                hint = value
+        else:
+            return hint
+    return hint
+
+
 def _markers(hint: object) -> tuple[_Marker, ...]:
     if get_origin(hint) is not Annotated:
         return ()
@@ -287,21 +313,35 @@ def function_hints(fn: Callable[..., Any], qualname: str) -> dict[str, Any]:
     target = unwrap(fn)
     try:
         # typing_extensions' reading: Python 3.10's own wraps `n: Static[int] = None` in Optional, hiding Static
-        return typing_extensions.get_type_hints(target, include_extras=True)
+        return {name: expanded(hint) for name, hint in
+                typing_extensions.get_type_hints(target, include_extras=True).items()}
     except (NameError, AttributeError):
         pass
     except Exception as err:
         raise _malformed(qualname, err) from err
     globalns = getattr(target, "__globals__", {})
     hints = {}
-    for name, annotation in inspect.get_annotations(target).items():
+    for name, annotation in _lazy.annotations_of(target).items():
         try:
             hints[name], decided = read_hint(annotation, globalns, None)
+        except NameError as err:  # a type alias at its top whose value names something not defined
+            if _deferring.get():
+                raise Undecided(f"{qualname}: the annotation of {name!r} names something not defined yet.") from err
+            raise _unreadable_alias(qualname, name, err) from err
         except Exception as err:
             raise _malformed(qualname, err) from err
         if not decided and _deferring.get():
-            raise Undecided(f"{qualname}: the annotation of {name!r} ({annotation}) names something not defined yet.")
+            text = _lazy.forward_text(annotation)
+            raise Undecided(f"{qualname}: the annotation of {name!r} ({text}) names something not defined yet.")
     return hints
+
+
+def _unreadable_alias(qualname: str, name: str, err: NameError) -> AnnotationError:
+    """A type alias at the top of an annotation whose value cannot be read: whether it is Static is unknown."""
+    return AnnotationError(
+        f"{qualname}: the annotation of parameter {name!r} is a type alias whose value cannot be evaluated ({err}), "
+        "so jaxstatic cannot tell whether it is Static. Define what the alias names before the first call, or "
+        "write Static[...] in the annotation itself.")
 
 
 def _malformed(qualname: str, err: Exception) -> AnnotationError:
@@ -312,8 +352,7 @@ def _malformed(qualname: str, err: Exception) -> AnnotationError:
 
 
 def _declares_annotations(fn: Callable[..., Any]) -> bool:
-    target = unwrap(fn)
-    return bool(getattr(target, "__annotations__", None))
+    return _lazy.declares(unwrap(fn))
 
 
 def find_static_params(fn: Callable[..., Any], qualname: str,
@@ -330,7 +369,7 @@ def find_static_params(fn: Callable[..., Any], qualname: str,
     names: set[str] = set()
     nodiff: set[str] = set()
     var_pos = var_kw = False
-    for p in (signature or inspect.signature(fn)).parameters.values():
+    for p in (signature or _lazy.signature(fn)).parameters.values():
         hint = hints.get(p.name)
         if get_origin(hint) is not Annotated:
             continue
@@ -357,17 +396,17 @@ def static_argnames(fn: Callable[..., Any]) -> tuple[str, ...]:
     Plain JAX needs each static value to be hashable itself: a ``dict`` config needs ``jaxstatic.jit``.
     """
     params = find_static_params(fn, _qualname(fn))
-    return tuple(n for n in inspect.signature(fn).parameters if n in params.names)
+    return tuple(n for n in _lazy.signature(fn).parameters if n in params.names)
 
 
 def static_argnums(fn: Callable[..., Any]) -> tuple[int, ...]:
     """The positions of ``fn``'s positional ``Static`` parameters, for ``static_argnums=``/``static_broadcasted_argnums=``."""
     params = find_static_params(fn, _qualname(fn))
-    positional = [p.name for p in inspect.signature(fn).parameters.values()
+    positional = [p.name for p in _lazy.signature(fn).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return tuple(i for i, n in enumerate(positional) if n in params.names)
 
 
 __all__ = ["NODIFF", "STATIC", "NoDiff", "Static", "StaticParams", "Undecided", "deferring", "find_static_params",
-           "function_hints", "is_nodiff_annotation", "is_static_annotation", "read_hint", "static_argnames",
+           "expanded", "function_hints", "is_nodiff_annotation", "is_static_annotation", "read_hint", "static_argnames",
            "static_argnums", "unwrap"]

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Concatenate, Generic, TypeVar, 
 
 from typing_extensions import ParamSpec, Self
 
-from . import _compiled, _extension, _lane, _options, _pickling, _shared, _stats, _traceback
+from . import _compiled, _extension, _lane, _lazy, _options, _pickling, _shared, _stats, _traceback
 from ._annotations import deferring
 from ._body import TracedBody
 from ._errors import AnnotationError
@@ -360,9 +360,13 @@ def _wrap(self: StaticFunction[Any, Any], fn: Callable[..., Any]) -> None:
     set before this call (``js.grad(js.grad(f, argnums=0), argnums=1)`` differentiated by argnums=0 twice when an
     inner transform's options replaced the outer one's), and its methods and properties (``eqx.filter_jit``'s
     ``_signature`` attribute hid the method of that name: the first call raised ``'Signature' object is not
-    callable``). Other wrappers' private attributes are theirs alone, so none is copied."""
+    callable``). Other wrappers' private attributes are theirs alone, so none is copied. On Python 3.14,
+    ``update_wrapper`` copies ``__annotate__`` and not ``__annotations__``, which an instance would then read from
+    its class: they are read here (``_lazy``: a name not defined yet stays a ``ForwardRef``)."""
     functools.update_wrapper(self, fn, updated=())
     own = self.__dict__
+    if _lazy.LAZY and callable(getattr(fn, "__annotate__", None)):
+        own["__annotations__"] = _lazy.annotations_of(fn)
     for name, value in getattr(fn, "__dict__", {}).items():
         if name not in own and not (name.startswith("_") and not name.startswith("__")) and not hasattr(
                 type(self), name):

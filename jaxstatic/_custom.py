@@ -22,7 +22,7 @@ from typing import Any, ClassVar, TypeVar
 import jax
 from typing_extensions import ParamSpec
 
-from . import _options
+from . import _lazy, _options
 from ._annotations import deferring
 from ._body import statics_of
 from ._core import StaticFunction
@@ -181,7 +181,7 @@ class _CustomFunction(StaticFunction[_P, _R]):
                     fix: str) -> None:
         """``rule`` must take the call jaxstatic makes; else an error showing that call and what does not fit."""
         try:
-            signature = inspect.signature(rule)
+            signature = _lazy.signature(rule)
         except (TypeError, ValueError):  # no signature to read (some builtins): JAX's own error at the call
             return
         try:

@@ -30,7 +30,7 @@ from typing import Annotated, Any, get_args, get_origin
 
 import jax
 
-from . import _extension, _options, _traceback
+from . import _extension, _lazy, _options, _traceback
 from ._annotations import (
     DONATE as DONATE,
     STATIC,
@@ -68,7 +68,7 @@ def declared(fn: Callable[..., Any], function: str, signature: inspect.Signature
              static: frozenset[str]) -> tuple[str, ...]:
     """The parameters ``fn`` annotates ``Donate[...]``, in signature order; an ``AnnotationError`` for a mark no
     transform can honour (on a Static parameter, on ``*args``/``**kwargs``)."""
-    if not getattr(unwrap(fn), "__annotations__", None):
+    if not _lazy.declares(unwrap(fn)):
         return ()
     hints = function_hints(fn, function)
     out = []
@@ -98,13 +98,13 @@ def with_declared(fn: Callable[..., Any], function: str, signature: inspect.Sign
 def donate_argnames(fn: Callable[..., Any]) -> tuple[str, ...]:
     """The names of ``fn``'s ``Donate`` parameters, for ``jax.jit(fn, donate_argnames=...)``."""
     function = _options.display_name(fn)
-    return declared(fn, function, inspect.signature(fn), frozenset())
+    return declared(fn, function, _lazy.signature(fn), frozenset())
 
 
 def donate_argnums(fn: Callable[..., Any]) -> tuple[int, ...]:
     """The positions of ``fn``'s positional ``Donate`` parameters, for ``donate_argnums=``."""
     names = set(donate_argnames(fn))
-    return tuple(i for i, n in enumerate(_options.positional(inspect.signature(fn))) if n in names)
+    return tuple(i for i, n in enumerate(_options.positional(_lazy.signature(fn))) if n in names)
 
 
 # -- recording donations ----------------------------------------------------------------------------------------

@@ -105,9 +105,11 @@ def _twice_message(function: str, plan: Plan, args: tuple[Any, ...], kwargs: dic
         first = seen.setdefault(id(leaf), (name, path))
         if first[1] != path and (first[0] in donated or name in donated):
             gives = [p for n, p in (first, (name, path)) if n in donated]
-            return (f"{function}: the same array is passed at {first[1]} and at {path}, and {' and '.join(gives)} "
-                    "donates it: a donated buffer is consumed by the call, so it cannot also be read (or donated "
-                    "twice) in the same call. Pass a copy at one of them (jnp.copy(x)), or donate neither.")
+            how = ("both are donated: a donated buffer is consumed by the call, so it cannot be donated twice"
+                   if len(gives) == 2 else f"the one at {gives[0]} is donated: a donated buffer is consumed by the "
+                   "call, so it cannot also be read")
+            return (f"{function}: the same array is passed at {first[1]} and at {path}, and {how} in the same call. "
+                    "Pass a copy at one of them (jnp.copy(x)), or donate neither.")
     return None
 
 

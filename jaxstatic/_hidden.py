@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 import jax
 from typing_extensions import ParamSpec
 
+from . import _lazy
 from ._annotations import MAX_UNWRAP, StaticParams, find_static_params, inner, unwrap
 from ._errors import (
     HiddenStaticWarning,
@@ -182,7 +183,7 @@ def non_array_error(fn: Callable[..., Any], static: Collection[str], transform: 
     owner = _hider(fn)[1]
     transform = f"jaxstatic.{owner._transform}" if owner is not None else transform
     try:
-        bound = inspect.signature(hidden.target).bind(*args, **kwargs).arguments
+        bound = _lazy.signature(hidden.target).bind(*args, **kwargs).arguments
     except (TypeError, ValueError):
         return None
     for param in hidden.params:
@@ -382,7 +383,7 @@ def _static_params(fn: Any, forward: _Forward) -> tuple[str, ...]:
     """``fn``'s ``Static`` parameters that ``forward`` fills from the wrapper's varargs, in signature order; none
     when they cannot be read (never a false alarm)."""
     try:
-        parameters = list(inspect.signature(fn).parameters.values())
+        parameters = list(_lazy.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return ()
     try:
@@ -404,8 +405,7 @@ def _static_params(fn: Any, forward: _Forward) -> tuple[str, ...]:
 
 def _spelled_static(fn: Any, parameters: list[inspect.Parameter]) -> StaticParams:
     """The parameters whose annotation is written ``Static[...]`` (``js.Static[...]``), from its text alone."""
-    annotations = getattr(unwrap(fn), "__annotations__", None) or {}
-    spelled = {n for n, a in annotations.items() if isinstance(a, str) and _SPELLED_STATIC.match(a)}
+    spelled = {n for n, a in _lazy.annotation_texts(unwrap(fn)).items() if _SPELLED_STATIC.match(a)}
     kinds = {p.kind for p in parameters if p.name in spelled}
     return StaticParams(frozenset(spelled), inspect.Parameter.VAR_POSITIONAL in kinds,
                         inspect.Parameter.VAR_KEYWORD in kinds)
@@ -414,7 +414,7 @@ def _spelled_static(fn: Any, parameters: list[inspect.Parameter]) -> StaticParam
 def _traced_params(hidden: Hidden, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[str, ...]:
     """The hidden ``Static`` parameters that received tracers; all of them when the call does not bind."""
     try:
-        bound = inspect.signature(hidden.target).bind(*args, **kwargs).arguments
+        bound = _lazy.signature(hidden.target).bind(*args, **kwargs).arguments
     except (TypeError, ValueError):
         return hidden.params
     traced = []
@@ -443,7 +443,7 @@ def _name(fn: Any) -> str:
 def _signature(fn: Any) -> str:
     """``(*args, **kwargs)``: the parameters without their annotations, which say nothing here."""
     try:
-        sig = inspect.signature(fn)
+        sig = _lazy.signature(fn)
     except (TypeError, ValueError):
         return "(...)"
     bare = [p.replace(annotation=p.empty) for p in sig.parameters.values()]

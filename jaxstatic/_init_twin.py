@@ -19,7 +19,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import _traceback
+from . import _lazy, _traceback
 
 _counter = itertools.count()
 _Kind = inspect.Parameter
@@ -30,7 +30,7 @@ def twin(init: Callable[..., None], cls: type, start: Callable[[Any], None],
          finish: Callable[[Any], None]) -> Callable[..., None]:
     """``__init__(<init's parameters>)``: ``start(self)``, ``init(self, ...)``, ``finish(self)``."""
     try:
-        params = list(inspect.signature(init).parameters.values())
+        params = list(_lazy.signature(init).parameters.values())
     except (TypeError, ValueError):
         params = []
     if not params or params[0].kind not in (_Kind.POSITIONAL_ONLY, _Kind.POSITIONAL_OR_KEYWORD):

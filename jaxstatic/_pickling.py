@@ -1,4 +1,4 @@
-"""Pickling a jaxstatic function by value: the module-level names its string annotations need, and how it is made
+"""Pickling a jaxstatic function by value: the module-level names its annotations' text needs, and how it is made
 again where it is loaded (``StaticFunction.__reduce__``; by reference where its module and name lead back to it)."""
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ import contextlib
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from . import _lazy
 
 _T = TypeVar("_T")
 
@@ -23,14 +25,14 @@ def importable(fn: object, module: str | None, qualname: str) -> bool:
 
 
 def annotation_globals(fn: Callable[..., Any]) -> dict[str, Any]:
-    """The module-level names that ``fn``'s string annotations (``from __future__ import annotations``) use: a
-    function pickled by value takes along only the globals its code uses, and its ``Static`` marks must still
-    resolve where it is loaded."""
+    """The module-level names that ``fn``'s annotations use (read as text: strings under ``from __future__ import
+    annotations``, and every annotation on Python 3.14, whose annotations are evaluated when read): a function
+    pickled by value takes along only the globals its code uses, and its ``Static`` marks must still resolve where
+    it is loaded."""
     names: set[str] = set()
-    for text in getattr(fn, "__annotations__", {}).values():
-        if isinstance(text, str):
-            with contextlib.suppress(SyntaxError):
-                names.update(n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name))
+    for text in _lazy.annotation_texts(fn).values():
+        with contextlib.suppress(SyntaxError):
+            names.update(n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name))
     module = getattr(fn, "__globals__", {})
     return {name: module[name] for name in sorted(names) if name in module}
 

@@ -5,22 +5,24 @@ Annotations are read with ``typing.get_type_hints(include_extras=True)``, which 
 does not resolve (a type imported only under ``if TYPE_CHECKING:``, a class defined inside a function), each field is
 read by itself and, if it still does not resolve, by its outermost part (``_annotations.read_hint``), which is all
 that decides whether it is ``Static[...]``: ``Static[Real]`` is static, ``list[Layer]`` a child, whatever ``Real``
-and ``Layer`` are.
+and ``Layer`` are. On Python 3.14 the fields' annotations are read lazily (``_lazy``), so a class whose annotations
+name a later or ``TYPE_CHECKING``-only class is made as ``dataclasses.dataclass`` makes it. A type alias at the top
+of a field's annotation (``type StaticInt = Static[int]``) is read through to its value.
 """
 
 from __future__ import annotations
 
-import inspect
 import sys
 import typing
 from collections.abc import Sequence
 
-from ._annotations import is_static_annotation, read_hint
+from . import _lazy
+from ._annotations import expanded, is_static_annotation, read_hint
 from ._errors import AnnotationError
 
 
 def _declaring_class(cls: type, name: str) -> type:
-    return next(c for c in cls.__mro__ if name in inspect.get_annotations(c))
+    return next(c for c in cls.__mro__ if name in _lazy.annotations_of(c))
 
 
 def static_names(cls: type, names: Sequence[str], final: bool) -> tuple[str, ...] | None:
@@ -29,7 +31,8 @@ def static_names(cls: type, names: Sequence[str], final: bool) -> tuple[str, ...
     ``final`` (the first instance is being built), such a field is a child."""
     hints: dict[str, typing.Any] | None
     try:
-        hints = typing.get_type_hints(cls, localns={cls.__name__: cls}, include_extras=True)
+        hints = {n: expanded(h) for n, h in
+                 typing.get_type_hints(cls, localns={cls.__name__: cls}, include_extras=True).items()}
     except (NameError, AttributeError):
         hints = _hints_by_field(cls, names, final)
     except Exception as err:
@@ -45,8 +48,15 @@ def _hints_by_field(cls: type, names: Sequence[str], final: bool) -> dict[str, t
         owner = _declaring_class(cls, name)
         globalns = getattr(sys.modules.get(owner.__module__), "__dict__", {})
         try:
-            hints[name], decided = read_hint(inspect.get_annotations(owner)[name], globalns,
+            hints[name], decided = read_hint(_lazy.annotations_of(owner)[name], globalns,
                                              {**vars(owner), cls.__name__: cls})
+        except NameError as err:  # a type alias at its top whose value names something not defined
+            if not final:
+                return None
+            raise AnnotationError(
+                f"{cls.__qualname__}: the annotation of field {name!r} is a type alias whose value cannot be "
+                f"evaluated ({err}), so jaxstatic cannot tell whether it is Static. Define what the alias names "
+                "before the first instance is made, or write Static[...] in the annotation itself.") from err
         except Exception as err:
             raise _malformed(cls, err) from err
         if not decided and not final:

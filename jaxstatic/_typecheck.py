@@ -19,7 +19,6 @@ milliseconds of a trace), after one read of the annotations per function.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import re
 import reprlib
 import warnings
@@ -27,7 +26,8 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, get_args
 
-from ._annotations import function_hints, is_static_annotation, unwrap
+from . import _lazy
+from ._annotations import expanded, function_hints, is_static_annotation, unwrap
 from ._errors import StaticTypeWarning, static_type_message
 
 _Types = dict[str, tuple[Any, str]]  # parameter -> (T, "one" | "each" (*args) | "values" (**kwargs))
@@ -67,14 +67,14 @@ def _declared(target: Any) -> _Types:
     """``T`` of each ``Static[T]`` parameter of ``target``, read once per function (none when they do not read)."""
     try:
         read, declared = _types[target]
-        if read is getattr(target, "__annotations__", None):
+        if read is _lazy.token(target):
             return declared
     except (KeyError, TypeError):
         pass
     found: _Types = {}
     try:
         hints = function_hints(target, "")  # a Static[T] whose T does not resolve: Static[Any], not checked
-        parameters = inspect.signature(target).parameters
+        parameters = _lazy.signature(target).parameters
     except Exception:  # the layout read them already; whatever else fails here is no reason to fail a call
         hints, parameters = {}, {}  # type: ignore[assignment]
     for name, hint in hints.items():
@@ -82,9 +82,12 @@ def _declared(target: Any) -> _Types:
         if p is None or not is_static_annotation(hint):
             continue
         how = "each" if p.kind is p.VAR_POSITIONAL else "values" if p.kind is p.VAR_KEYWORD else "one"
-        found[name] = (get_args(hint)[0], how)
+        try:
+            found[name] = (expanded(get_args(hint)[0]), how)  # Static[Alias]: the alias's value is checked
+        except NameError:  # an alias whose value cannot be read yet: not checked
+            continue
     with contextlib.suppress(TypeError):  # not weakly referable: read again on the next miss
-        _types[target] = getattr(target, "__annotations__", None), found
+        _types[target] = _lazy.token(target), found
     return found
 
 

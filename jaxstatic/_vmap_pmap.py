@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec
 
-from . import _compat, _donate, _options
+from . import _compat, _donate, _lazy, _options
 from ._core import StaticFunction
 from ._errors import option_error
 from ._plan import Layout, Plan
@@ -330,7 +329,7 @@ def _weakly(body: Callable[..., Any]) -> Callable[..., Any]:
     traced.__name__, traced.__qualname__ = body.__name__, body.__qualname__
     if hasattr(body, "__wrapped__"):  # JAX's debug info: absent where the function has no code of its own
         traced.__wrapped__ = body.__wrapped__  # type: ignore[attr-defined]
-    traced.__signature__ = inspect.signature(body)  # type: ignore[attr-defined]
+    traced.__signature__ = _lazy.signature(body)  # type: ignore[attr-defined]
     return traced
 
 

@@ -67,6 +67,10 @@ _MARKED_OVERLOAD_FILTER: Final = _RUNNING >= (1, 20)
 # cache dropped them (a jitted function's static parameters, ``_plain_jit``).
 EXTRA_ATTRS_CACHED: Final = _RUNNING >= (1, 18)
 
+# mypy 1.16 matches a function against a protocol whose ``__call__`` is overloaded, solving type variables from each
+# signature (``jaxstatic._ad``'s signatures of ``grad`` read the gradient's type so); before, nothing matched.
+MATCHES_OVERLOADED_CALL: Final = _RUNNING >= (1, 16)
+
 _TypeMapContext = AbstractContextManager["dict[Expression, Type]"]
 
 

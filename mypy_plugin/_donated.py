@@ -21,8 +21,12 @@ from mypy.nodes import (
     Expression,
     IntExpr,
     ListExpr,
+    MemberExpr,
+    MypyFile,
+    RefExpr,
     StrExpr,
     TupleExpr,
+    TypeAlias,
     UnaryExpr,
 )
 from mypy.plugin import CheckerPluginInterface
@@ -30,6 +34,7 @@ from mypy.types import (
     CallableType,
     Instance,
     LiteralType,
+    Parameters,
     TupleType,
     Type,
     TypeAliasType,
@@ -42,9 +47,15 @@ from ._chain import report
 from ._compat import EXTRA_ATTRS_CACHED
 from ._errorcodes import DONATED
 from ._flow import body_of, key_of, reads_after
-from ._fullnames import DONATE_ALIAS, PLAIN_DONATED_NAMES, PLAIN_STATIC_FUN, PLAIN_STATIC_MODULE
+from ._fullnames import (
+    DONATE_ALIAS,
+    PLAIN_DONATED_NAMES,
+    PLAIN_STATIC_FUN,
+    PLAIN_STATIC_MODULE,
+    STAGING_METHODS,
+)
 
-__all__ = ["check_call", "check_plain", "has_donate", "mark"]
+__all__ = ["check_call", "check_plain", "consumes", "has_donate", "mark", "mark_parameters"]
 
 _MAX_ALIAS_CHAIN: Final = 16
 
@@ -65,6 +76,12 @@ def has_donate(sig: CallableType) -> bool:
         if isinstance(t, TypeAliasType) and _is_donate(t):
             return True
     return False
+
+
+def consumes(fullname: str) -> bool:
+    """Whether calling the method ``fullname`` runs the program (``lower``, ``trace`` and ``eval_shape`` of a
+    jaxstatic function take the same arguments, and only read their shapes)."""
+    return not (fullname.startswith("jaxstatic.") and fullname.rpartition(".")[2] in STAGING_METHODS)
 
 
 def check_call(api: CheckerPluginInterface, sig: CallableType, call: CallExpr) -> None:
@@ -121,6 +138,33 @@ def mark(api: CheckerPluginInterface, returned: Type, fun_type: Type, options: C
     return marked
 
 
+def mark_parameters(api: CheckerPluginInterface, returned: Type, fun_type: Type,
+                    options: CallExpr | None) -> Type | None:
+    """``returned`` (``js.jit``'s or ``js.pmap``'s type, generic in the function's parameters) with the parameters
+    ``donate_argnums``/``donate_argnames`` name written ``Donate[...]``: its calls are then checked as those of a
+    function declaring them, in this module and in any that imports it (the type is what mypy's cache keeps)."""
+    ret, fun = get_proper_type(returned), as_callable(fun_type)
+    if options is None or fun is None or not isinstance(ret, Instance) or not isinstance(api, TypeChecker):
+        return None
+    names = _donated_names(fun, options)
+    module, _, name = DONATE_ALIAS.rpartition(".")
+    tree = api.modules.get(module)
+    sym = tree.names.get(name) if tree is not None else None
+    alias = sym.node if sym is not None else None
+    if not names or not isinstance(alias, TypeAlias):
+        return None
+    return ret.copy_modified(args=[_marked(a, names, alias) for a in ret.args])
+
+
+def _marked(t: Type, names: set[str], alias: TypeAlias) -> Type:
+    p = get_proper_type(t)
+    if not isinstance(p, Parameters):
+        return t
+    types = [TypeAliasType(alias, [a]) if n in names and not _is_donate(a) else a
+             for n, a in zip(p.arg_names, p.arg_types)]
+    return p.copy_modified(arg_types=types)
+
+
 def _literal(expr: Expression) -> list[object] | None:
     if isinstance(expr, (TupleExpr, ListExpr)):
         items = [_literal(e) for e in expr.items]
@@ -158,9 +202,11 @@ def check_plain(api: CheckerPluginInterface, receiver: Type, call: CallExpr) -> 
     if not EXTRA_ATTRS_CACHED and not (isinstance(where, LiteralType) and where.value == api.tree.fullname):
         return  # a cached run would not see the mark: say nothing on this run either
     fun, held = get_proper_type(attrs.get(PLAIN_STATIC_FUN)), get_proper_type(attrs[PLAIN_DONATED_NAMES])
-    if not isinstance(fun, CallableType) or not isinstance(held, TupleType) or call.callee.__class__.__name__ == \
-            "MemberExpr":
-        return  # a method of a class: what jax binds first is not followed
+    callee = call.callee
+    method = isinstance(callee, MemberExpr) and not (isinstance(callee.expr, RefExpr)
+                                                     and isinstance(callee.expr.node, MypyFile))
+    if not isinstance(fun, CallableType) or not isinstance(held, TupleType) or method:
+        return  # a method of a class: what jax binds first is not followed (a module's function is: ``S.step``)
     names = {t.value for t in map(get_proper_type, held.items) if isinstance(t, LiteralType)}
     donated = {i for i, n in enumerate(fun.arg_names) if n in names}
     _check(api, fun, call, donated, call.args, call.arg_kinds, call.arg_names)

@@ -3,8 +3,10 @@
 A small forward scan over mypy's statement tree, not a data-flow solver: it answers only when the answer is sure.
 Within the statement holding the call, a read Python evaluates after the call (``step(params)["w"] + params["w"]``)
 is a use after donation (``_Order``). From that statement it walks the rest of its block, then the rest of each
-enclosing block; a read of the donated name (or attribute path, ``self.params``) before a rebinding is one too. A loop whose body
-donates the name and never rebinds it reads it again in the next iteration (the call's own argument included).
+enclosing block; a read of the donated name (or attribute path, ``self.params``) before a rebinding is one too. In a
+loop, a donation not rebound by the end of the body is followed into the next iteration, from the top of the body to
+the donating statement (the call's own argument included). Reading an array's metadata (``s.shape``, ``.dtype``,
+``.ndim``, ``.size``, ``jnp.shape(s)``) reads no buffer and is no read here.
 Silent, because unsure, on: a rebinding or ``del`` inside a compound statement (one branch may rebind it), a ``try``
 around the call, ``break``/``continue``/``return``/``raise`` on the way, a nested function or lambda (it runs later),
 and for an attribute path any other use of its base (a method of ``self`` may rebind ``self.params``). Aliases and
@@ -65,6 +67,21 @@ from mypy.nodes import (
 
 __all__ = ["Read", "key_of", "reads_after"]
 
+_METADATA: Final = frozenset({"shape", "dtype", "ndim", "size"})
+"""Attributes of an array read from its abstract value, which outlives the buffers: ``s.shape`` works after ``s``
+was donated (and ``jnp.shape(s)``, ``np.ndim(s)``, ... read the same attribute)."""
+_METADATA_PACKAGES: Final = frozenset({"numpy", "jax"})
+
+
+def _metadata_read(node: Expression, key: tuple[str, ...]) -> bool:
+    """``s.shape`` or ``jnp.shape(s)`` for the donated ``s``: no buffer is read."""
+    if isinstance(node, MemberExpr):
+        return node.name in _METADATA and key_of(node.expr) == key
+    callee = node.callee if isinstance(node, CallExpr) else None
+    return (isinstance(node, CallExpr) and isinstance(callee, MemberExpr) and callee.name in _METADATA
+            and callee.fullname.partition(".")[0] in _METADATA_PACKAGES and len(node.args) == 1
+            and key_of(node.args[0]) == key)
+
 
 def key_of(expr: Expression) -> tuple[str, ...] | None:
     """``("params",)`` for ``params``, ``("self", "params")`` for ``self.params``; ``None`` for anything else."""
@@ -119,12 +136,16 @@ class _Uses:
             self.unsure = True  # the base itself, used bare: passed on, stored, ...
 
     def _MemberExpr(self, o: MemberExpr) -> None:
+        if _metadata_read(o, self.key):
+            return
         if len(self.key) > 1 and key_of(o) == self.key:
             self.reads.append(o)
         elif not (len(self.key) == 2 and isinstance(o.expr, NameExpr) and o.expr.name == self.key[0]):
             self.walk(o.expr)  # ``self.other`` is another attribute of the base: not walked into
 
     def _CallExpr(self, o: CallExpr) -> None:
+        if _metadata_read(o, self.key):
+            return
         callee = o.callee
         if len(self.key) > 1 and isinstance(callee, MemberExpr) and key_of(callee.expr) == self.key[:1]:
             self.unsure = True  # ``self.update()`` may rebind ``self.params``
@@ -368,6 +389,8 @@ class _Order:
             return None
         if isinstance(node, (NameExpr, MemberExpr)) and key_of(node) == self.key:
             return node if self.after else None
+        if isinstance(node, (MemberExpr, CallExpr)) and _metadata_read(node, self.key):
+            return None
         if isinstance(node, NameExpr):
             if node.name == self.key[0] and self.after:
                 raise _Stop  # the base of ``self.params`` used bare: a method may read the attribute
@@ -389,8 +412,12 @@ def _next_iteration(level: _Level, key: tuple[str, ...]) -> Read | None:
     loop = level.owner
     if not isinstance(loop, (ForStmt, WhileStmt)) or level.block is not loop.body:
         return None
-    uses = _uses(loop, key)  # the whole loop: a ``for`` target rebinds the name each iteration
-    if uses.binds or uses.unsure or _leaves(loop.body):
+    header = _Uses(key)  # a ``for`` target rebinds the name each iteration; the body is scanned below, in order
+    if isinstance(loop, ForStmt):
+        header._target(loop.index)
+    else:
+        header.walk(loop.expr)
+    if header.binds or header.unsure or _leaves(loop.body):
         return None
     if isinstance(loop, WhileStmt):
         test = _uses(loop.expr, key).reads

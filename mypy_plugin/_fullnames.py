@@ -97,6 +97,11 @@ PLAIN_DONATED_NAMES: Final = "__jaxstatic_donated_argnames"
 """Where a jitted function's type keeps the parameters ``donate_argnums``/``donate_argnames`` donate."""
 DONATE_ALIAS: Final = "jaxstatic._annotations.Donate"
 """``Donate[T]``: a parameter whose buffers a call consumes (``[jaxstatic-donated]``)."""
+DONATING_TRANSFORMS: Final = frozenset({JAXSTATIC_JIT, "jaxstatic._vmap_pmap.pmap"})
+"""jaxstatic's transforms taking ``donate_argnums``/``donate_argnames``: ``js.jit(step, donate_argnums=0)`` is read
+as ``step`` with its first parameter ``Donate[...]``."""
+STAGING_METHODS: Final = frozenset({"lower", "trace", "eval_shape"})
+"""Methods of a jaxstatic function that trace or lower for their arguments without running anything: nothing donated."""
 JAX_JIT_DECORATOR: Final = "jax.jit(...)"
 """Name given to the decorator ``jax.jit(static_argnames=...)`` returns, so the plugin sees it applied."""
 

@@ -34,6 +34,7 @@ from . import (
     _spellings,
 )
 from ._chain import NextHooks, next_hook, overridden_after
+from ._compat import MATCHES_OVERLOADED_CALL
 from ._definitions import AnnotatedHook, StaticAnnotationHook, UnresolvedNote
 from ._descriptors import name_bound, staticmethod_get
 from ._fullnames import (
@@ -41,6 +42,7 @@ from ._fullnames import (
     ATTRS_MAKERS,
     CHECKED_ANYWAY,
     DATACLASS_DECORATORS,
+    DONATING_TRANSFORMS,
     FUNCTOOLS_PARTIAL,
     JAX_JIT_DECORATOR,
     JAX_STATIC_OPTIONS,
@@ -57,7 +59,7 @@ from ._fullnames import (
 )
 from ._records import is_pytree_dataclass, record_attrs, record_dataclass, record_hash_none
 
-RULES_VERSION: Final = "6"
+RULES_VERSION: Final = "7"
 """Bump when a rule changes: mypy then rechecks every module instead of replaying cached results."""
 
 
@@ -82,7 +84,7 @@ _JIT_APPLIED_BY_METHOD: Final = {PARTIAL_CALL: True, "jax._JitWrapped.__call__":
 
 
 _MARKER_SUFFIXES: Final = tuple(f".{name.rsplit('.', 1)[1]}" for name in sorted(MARKER_ALIASES))
-_ANALYZED_SUFFIXES: Final = (*_MARKER_SUFFIXES, ".Annotated")
+_ANALYZED_SUFFIXES: Final = (*_MARKER_SUFFIXES, ".Annotated", "._First", "._Second")
 
 
 _PYTREE_CLASS: Final = "<jaxstatic.dataclass>"
@@ -135,6 +137,8 @@ class JaxstaticPlugin(Plugin):
             return None if self._static_annotation.active else self._static_annotation
         if fullname in ANNOTATED:
             return None if self._annotated.active else self._annotated
+        if fullname in _gradients.FUNCTION_PROTOCOLS and not MATCHES_OVERLOADED_CALL:
+            return _gradients.as_plain_callable
         if fullname.endswith(_MARKER_SUFFIXES) and fullname not in MARKER_ALIASES:
             # ``Static`` imported from a jaxstatic mypy cannot see is a local name of the importing module.
             unresolved = self._unresolved
@@ -237,7 +241,7 @@ class JaxstaticPlugin(Plugin):
             if fullname in self._wrapper_calls and isinstance(sig, CallableType):
                 sig = _calls.named_after_callee(sig, context)
             static_checked = False
-            if isinstance(sig, CallableType) and _donated.has_donate(sig):
+            if isinstance(sig, CallableType) and _donated.has_donate(sig) and _donated.consumes(fullname):
                 _donated.check_call(ctx.api, sig, context)
             if isinstance(sig, CallableType) and _calls.has_static(sig):
                 static_checked = True
@@ -346,7 +350,10 @@ class JaxstaticPlugin(Plugin):
         if transform in _gradients.GRADIENTS:
             returned = _gradients.typed(ctx, transform, returned)
         options = _argnames.options_call(ctx, {transform})
-        return _argnames.mark_static(ctx, options, returned) or returned
+        returned = _argnames.mark_static(ctx, options, returned) or returned
+        if transform in DONATING_TRANSFORMS and ctx.arg_types and ctx.arg_types[0]:
+            returned = _donated.mark_parameters(ctx.api, returned, ctx.arg_types[0][0], options) or returned
+        return returned
 
     def _jax_jit(self, fullname: str, ctx: FunctionContext) -> Type:
         if fullname == JAX_JIT_DECORATOR:

@@ -15,3 +15,6 @@ os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_
 _bin = os.path.dirname(sys.executable)
 if _bin not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")
+
+# projects jaxstatic-check is run over (tests/test_check_projects.py): their conftest.py files are theirs, not ours
+collect_ignore = ["check_projects"]

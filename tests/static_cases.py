@@ -349,6 +349,20 @@ x = jnp.zeros(2)
 """
 
 
+_ALIASES = """\
+from typing import TypeVar
+from typing_extensions import TypeAliasType
+T = TypeVar("T")
+StaticCfg = TypeAliasType("StaticCfg", Static[Any])
+StaticList = TypeAliasType("StaticList", Static[list[T]], type_params=(T,))
+Widths = TypeAliasType("Widths", dict[str, Any])
+def aliased(x: jax.Array, cfg: StaticCfg) -> jax.Array: return x
+def sized(x: jax.Array, sizes: StaticList[Any]) -> jax.Array: return x
+def widened(x: jax.Array, widths: Static[Widths]) -> jax.Array: return x
+def listed(x: jax.Array, cfgs: list[StaticCfg]) -> jax.Array: return x
+alias_step, sizes_step, widths_step, listed_step = js.jit(aliased), js.jit(sized), js.jit(widened), js.jit(listed)"""
+
+
 @dataclasses.dataclass(frozen=True)
 class CallCase:
     """A call whose shape decides which value a static parameter gets: ``setup`` runs first (after
@@ -376,6 +390,12 @@ CALL_CASES: tuple[CallCase, ...] = (
     # functools.partial(jax.jit, ...) kept in a module variable and used as a decorator
     CallCase("partial_variable_list", "", 'apply(jnp.zeros(2), mode=["train"])', False),
     CallCase("partial_variable_str", "", 'apply(jnp.zeros(2), mode="train")', True),
+    # type aliases (TypeAliasType; type statements read the same): only an alias at the top of a type marks it
+    CallCase("alias_of_static_with_array", _ALIASES, 'alias_step(x, {"w": jnp.ones(2)})', False),
+    CallCase("alias_of_static_hashable", _ALIASES, 'alias_step(x, {"depth": 2})', True),
+    CallCase("generic_alias_of_static_with_array", _ALIASES, "sizes_step(x, [jnp.ones(2)])", False),
+    CallCase("static_of_alias_with_array", _ALIASES, 'widths_step(x, {"w": jnp.ones(2)})', False),
+    CallCase("alias_inside_a_list_is_traced", _ALIASES, "listed_step(x, [jnp.ones(2)])", True),
 )
 """Calls judged by the runtime (tests/runtime/test_freeze.py) and the plugin (``test_call_shapes.yml``)."""
 

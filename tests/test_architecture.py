@@ -36,11 +36,13 @@ def _copy(tmp: Path) -> Path:
     shutil.copytree(ROOT / "jaxstatic", tmp / "jaxstatic", ignore=ignore)
     shutil.copytree(ROOT / "mypy_plugin", tmp / "jaxstatic_mypy", ignore=ignore)
     shutil.copytree(ROOT / "jaxstatic_pytest", tmp / "jaxstatic_pytest", ignore=ignore)
+    shutil.copytree(ROOT / "jaxstatic_check", tmp / "jaxstatic_check", ignore=ignore)
     shutil.copy(ROOT / "pyproject.toml", tmp / "pyproject.toml")
     return tmp
 
 
 LAYERS, CYCLES = "The runtime's layers", "No circular imports"
+CHECK = "jaxstatic-check imports neither jax nor the runtime"
 
 
 @pytest.mark.parametrize(("module", "added", "broken", "named"), [
@@ -52,10 +54,13 @@ LAYERS, CYCLES = "The runtime's layers", "No circular imports"
      "jaxstatic._compiled -> jaxstatic._shapes"),
     # two modules of one layer importing each other, inside a function: a circle all the same
     ("jaxstatic/_keys.py", "def _later() -> None:\n    from . import _freeze\n", {CYCLES}, "._keys -> ._freeze"),
-    ("jaxstatic_mypy/_messages.py", "import jax\n", {"The mypy plugin imports neither jax nor the runtime"},
+    # jaxstatic-check runs the plugin: jax in the plugin would be jax in the command's start-up too
+    ("jaxstatic_mypy/_messages.py", "import jax\n", {"The mypy plugin imports neither jax nor the runtime", CHECK},
      "jaxstatic_mypy._messages -> jax"),
     ("jaxstatic/_options.py", "import libcst\n", {"The runtime never imports LibCST"}, "jaxstatic._options -> libcst"),
     ("jaxstatic/migrate/_common.py", "from .. import _freeze\n", {LAYERS}, "jaxstatic.migrate._common -> jaxstatic._freeze"),
+    # jaxstatic-check reaching for the runtime would import jax before mypy starts
+    ("jaxstatic_check/_project.py", "import jaxstatic\n", {CHECK}, "jaxstatic_check._project -> jaxstatic"),
 ])
 def test_an_import_against_the_map_is_refused(tmp_path: Path, module: str, added: str, broken: set[str],
                                               named: str) -> None:
@@ -65,7 +70,7 @@ def test_an_import_against_the_map_is_refused(tmp_path: Path, module: str, added
     result = _lint(where)
     assert result.returncode == 1, result.stdout
     verdicts = [line for line in result.stdout.splitlines() if " BROKEN" in line or " KEPT" in line]
-    assert len(verdicts) == 4
+    assert len(verdicts) == 5
     assert {next(c for c in (LAYERS, CYCLES, *broken) if line.startswith(c)) for line in verdicts if "BROKEN" in line} \
         == broken
     assert named in result.stdout

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxstatic import _check_cli
-from jaxstatic.check import main
+from jaxstatic_check import main
 
 pytest.importorskip("mypy")
 
@@ -83,29 +82,51 @@ def test_github_annotations(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == f"::error file=train.py,line=20,col=24,title=jaxstatic-unhashable::{_MESSAGE}\n"
 
 
-def test_reads_tool_jaxstatic_and_keeps_the_mypy_configuration(project: Path) -> None:
+def test_tool_jaxstatic_paths_and_options_over_the_mypy_configuration(project: Path) -> None:
+    from jaxstatic_check import _project
+
     (project / "pyproject.toml").write_text(
-        '[tool.mypy]\nplugins = ["some.plugin"]\n\n[[tool.mypy.overrides]]\nmodule = ["train"]\n'
-        'ignore_errors = true\n\n[tool.jaxstatic]\npaths = ["train.py"]\ncheck_untyped_defs = true\n'
-    )
+        '[tool.mypy]\npython_version = "3.12"\nfiles = ["clean.py"]\n\n'
+        '[tool.jaxstatic]\npaths = ["train.py"]\npython_version = "3.11"\n')
     try:
-        config = _check_cli.read_config(project)
+        loaded = _project.load([])
     finally:
         (project / "pyproject.toml").unlink()
-    assert config.paths == ["train.py"]
-    assert config.sections["mypy"] == {"plugins": ["some.plugin", "jaxstatic_mypy"], "check_untyped_defs": True}
-    assert config.sections["mypy-train"] == {"ignore_errors": True}
-    assert "[mypy-train]\nignore_errors = True" in _check_cli.render_ini(config.sections)
+    assert [s.path for s in loaded.sources] == ["train.py"]
+    assert loaded.options.python_version == (3, 11)
+    assert loaded.options.config_file == "pyproject.toml"
 
 
-def test_defaults_without_a_configuration(project: Path) -> None:
-    config = _check_cli.read_config(project)
-    assert config.paths == ["."]
-    assert config.sections["mypy"]["ignore_missing_imports"] is True
-    assert config.sections["mypy"]["plugins"] == ["jaxstatic_mypy"]
+def test_unannotated_loops_are_checked_under_the_projects_own_configuration(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "pyproject.toml").write_text("[tool.mypy]\nignore_missing_imports = true\n")
+    (project / "loop.py").write_text(textwrap.dedent(
+        """\
+        import jax
+
+        step = jax.jit(lambda state, batch: state + batch, donate_argnums=0)
+
+
+        def train(state, batches):
+            for batch in batches:
+                new = step(state, batch)
+            wrong: int = "not an int"
+            return state
+        """
+    ))
+    try:
+        assert main(["loop.py"]) == 1
+    finally:
+        (project / "pyproject.toml").unlink()
+        (project / "loop.py").unlink()
+    assert capsys.readouterr().out == (
+        'loop.py:8: error: "state" was donated to "step" (line 8) in the previous iteration of this loop, and not '
+        'rebound since: its buffers are deleted; use the value "step" returned (state = step(...))  '
+        "[jaxstatic-donated]\n"
+    )
 
 
 def test_python_dash_m(project: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "jaxstatic.check", "clean.py"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "jaxstatic_check", "clean.py"], capture_output=True, text=True,
                           cwd=project, timeout=600)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

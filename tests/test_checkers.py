@@ -1,8 +1,11 @@
 """Typed libraries built on jaxstatic and their downstream users, under every type checker jaxstatic supports: mypy
---strict (with and without the jaxstatic plugin), pyright strict, basedpyright recommended, pyrefly and ty. Two
-samples: tests/checkers/mylib with user.py (functions, dataclasses, methods), and tests/checkers/optlib with
+--strict (with and without the jaxstatic plugin), pyright strict, basedpyright recommended, pyrefly and ty. Four
+samples: tests/checkers/mylib with user.py (functions, dataclasses, methods); tests/checkers/optlib with
 optlib_user.py (written as optimizer and model libraries are: a generic trainer, a config-first loss, a jitted
-``__call__`` passed as a Protocol, classmethods, staticmethods and properties over ``js.jit``, overloads, partials).
+``__call__`` passed as a Protocol, classmethods, staticmethods and properties over ``js.jit``, overloads, partials);
+tests/checkers/trainlib with trainlib_user.py (a training library: gradients called by keyword, a ``Model``
+protocol bounding a generic ``Trainer``, overloaded schedules, partial-jitted steps); and tests/checkers/zoo with
+zoo_user.py (Equinox-style modules generic over their dtype, with jitted methods).
 
 Every line of a sample without a mark is correct code that must check clean; each line ending in ``# mistake``
 must be reported on that line by every checker, and each ending in ``# mistake: plugin`` (a value check, or a type
@@ -32,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "tests" / "checkers"
 BIN = Path(sys.executable).parent  # CI's PATH may not hold the venv's bin
 # each sample: its library package and the user module that calls it
-SAMPLES = {"user.py": "mylib", "optlib_user.py": "optlib"}
+SAMPLES = {"user.py": "mylib", "optlib_user.py": "optlib", "trainlib_user.py": "trainlib", "zoo_user.py": "zoo"}
 FILES = [f for user, lib in SAMPLES.items() for f in (f"{lib}/__init__.py", user)]
 
 # The configuration each checker runs with, written into the copy's pyproject.toml: what the docs recommend.
@@ -224,7 +227,8 @@ def test_the_correct_code_runs(user: str) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
-@pytest.mark.parametrize(("user", "least", "plugin_only"), [("user.py", 28, 2), ("optlib_user.py", 40, 1)])
+@pytest.mark.parametrize(("user", "least", "plugin_only"), [("user.py", 28, 2), ("optlib_user.py", 40, 1), ("trainlib_user.py", 32, 0),
+                                                          ("zoo_user.py", 14, 0)])
 def test_the_sample_has_the_mistakes_it_claims(user: str, least: int, plugin_only: int) -> None:
     assert len(mistakes(user)) >= least
     assert sum(m.plugin_only for m in mistakes(user).values()) >= plugin_only

@@ -103,3 +103,45 @@ def test_hooks_fail_on_findings_and_pass_on_clean_code(tmp_path: Path) -> None:
     passed = _pre_commit("run", "--all-files", cwd=repo, home=home)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert passed.stdout.count("Passed") == 2
+
+
+_CONFIG = "import dataclasses\n\n\n@dataclasses.dataclass(frozen=True)\nclass Cfg:\n    lr: float\n"
+_USER = textwrap.dedent(
+    """\
+    from config import Cfg
+    from jaxstatic import Static, jit
+
+
+    @jit
+    def step(x, cfg: Static[Cfg]):
+        return x * cfg.lr
+
+
+    def train(x):
+        return step(x, Cfg(0.1))
+    """
+)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+def test_the_check_hook_finds_what_a_staged_file_breaks_in_a_file_not_staged(tmp_path: Path) -> None:
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    repo.mkdir()
+    (hook,) = [h for h in _hooks() if h["id"] == "jaxstatic-check"]
+    keep = {k: v for k, v in hook.items() if k not in ("language", "additional_dependencies", "description")}
+    config = {"repos": [{"repo": "local", "hooks": [{**keep, "language": "system"}]}]}
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    (repo / "config.py").write_text(_CONFIG)
+    (repo / "train.py").write_text(_USER)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run(["git", "add", "."], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"], cwd=repo,
+                   check=True)
+
+    # the class made mutable, only config.py staged: the call in train.py no longer passes a hashable static
+    (repo / "config.py").write_text(_CONFIG.replace("(frozen=True)", ""))
+    subprocess.run(["git", "add", "config.py"], cwd=repo, check=True)
+    failed = _pre_commit("run", cwd=repo, home=home)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert ('train.py:11: error: Argument "cfg" to "step" cannot be static: "Cfg" is a dataclass with eq=True, '
+            "frozen=False") in failed.stdout

@@ -2,7 +2,8 @@
 # The quickstart and the runtime tests against the newest Python jaxstatic supports and the newest JAX pip resolves
 # for it, in a venv of their own (.venv-newest), with the C extension built and checked to be in use. The newest
 # supported Python is the last "Programming Language :: Python :: 3.X" classifier of pyproject.toml, so the
-# declared range is the tested one.
+# declared range is the tested one where that Python is installed; the CI image has none newer than 3.13, so this
+# falls back to 3.13 (saying so on stderr) and tools/ci_py314.sh runs the same tests on 3.14.
 #   bash tools/ci_newest.sh                          # the newest supported Python found (pyenv, then PATH)
 #   JAXSTATIC_NEWEST_PYTHON=python3.12 bash tools/ci_newest.sh
 set -euo pipefail

@@ -247,10 +247,10 @@ def _report(results: dict[pathlib.Path, Result], diff: bool, check: bool, write:
 def _summary(say: TextIO, sites: list[Site], changed: list[pathlib.Path], failed: list[pathlib.Path], files: int,
              write: bool) -> None:
     for site in sites:
-        print(site, file=say)
+        print(site.text(written=write), file=say)
     done = sum(s.converted for s in sites)
-    verb = "rewritten" if write else "would change"
-    print(f"jaxstatic.migrate: {done} sites converted, {len(sites) - done} left; {len(changed)} of {files} "
+    verb, sites_verb = ("rewritten", "sites converted") if write else ("would change", "sites would convert")
+    print(f"jaxstatic.migrate: {done} {sites_verb}, {len(sites) - done} left; {len(changed)} of {files} "
           f"files {verb}" + (f"; {len(failed)} did not parse" if failed else ""), file=say)
 
 

@@ -49,11 +49,19 @@ class Site:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.rule} {'converted' if self.converted else 'left'}: {self.message}"
+        return self.text(written=True)
+
+    def text(self, written: bool) -> str:
+        """The line the summary prints: "would convert" where nothing is written (``--check``, ``--diff``)."""
+        done = ("converted" if written else "would convert") if self.converted else "left"
+        return f"{self.path}:{self.line}: {self.rule} {done}: {self.message}"
 
 
 class Left(Exception):  # not an error: the reason a site is left as it was
     """Raised inside a rule with the reason a site cannot be converted safely."""
+
+
+DONATE_NAMES = frozenset({"jaxstatic.Donate", "jaxstatic._annotations.Donate"})
 
 
 class Rule(VisitorBasedCodemodCommand):
@@ -125,6 +133,30 @@ class Rule(VisitorBasedCodemodCommand):
     def js_attr(self, name: str) -> cst.Attribute:
         """``js.<name>``, under the name this file gives jaxstatic, imported."""
         return cst.Attribute(self.need_js(), cst.Name(name))
+
+    def annotate_donated(self, fn: cst.FunctionDef, names: set[str]) -> cst.FunctionDef:
+        """``fn`` with each parameter in ``names`` annotated ``Donate[...]`` (``Donate[Any]`` where it had none)."""
+        def one(p: cst.Param) -> cst.Param:
+            if p.name.value not in names or self.is_donate(p.annotation):
+                return p
+            inner = p.annotation.annotation if p.annotation else None
+            if inner is None:
+                inner = self.need("Any")
+            donate = cst.Annotation(cst.Subscript(self.need("Donate"), [cst.SubscriptElement(cst.Index(inner))]))
+            equal = cst.AssignEqual() if p.annotation is None and p.default is not None else p.equal
+            return p.with_changes(annotation=donate, equal=equal)
+
+        params = fn.params
+        return fn.with_changes(params=params.with_changes(
+            posonly_params=[one(p) for p in params.posonly_params], params=[one(p) for p in params.params],
+            kwonly_params=[one(p) for p in params.kwonly_params]))
+
+    def is_donate(self, annotation: cst.Annotation | None) -> bool:
+        """``Donate[...]``, written by the user or by an earlier rule on this file (new nodes have no qualified
+        names yet)."""
+        value = annotation.annotation if annotation else None
+        return isinstance(value, cst.Subscript) and (self.is_one_of(value.value, DONATE_NAMES)
+                                                     or code(value.value) == self.name("Donate"))
 
     def static_of(self, annotation: cst.BaseExpression | None) -> cst.Annotation:
         """``Static[T]`` for annotation ``T``; ``Static[Any]`` for none."""

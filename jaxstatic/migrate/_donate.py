@@ -1,4 +1,5 @@
-"""Rule JS010: ``donate_argnums``/``donate_argnames`` of a ``js.jit`` decorator to ``Donate[...]`` parameters.
+"""Rule JS010: ``donate_argnums``/``donate_argnames`` of a ``js.jit`` or ``js.pmap`` decorator to ``Donate[...]``
+parameters.
 
 It runs after the static rules (JS001-JS004), so ``@partial(jax.jit, static_argnums=1, donate_argnums=0)`` becomes
 ``@js.jit`` with ``Static[...]`` and ``Donate[...]`` parameters in one run. Only decorators are converted, where the
@@ -14,15 +15,14 @@ import libcst as cst
 from ._common import Left, Rule, code, named_by, without
 
 OPTIONS = frozenset({"donate_argnums", "donate_argnames"})
-JS_JIT = ("jaxstatic.jit",)
+JS_TRANSFORMS = {"jaxstatic.jit": "jit", "jaxstatic.pmap": "pmap"}
 PARTIAL = ("functools.partial",)
-DONATE_NAMES = frozenset({"jaxstatic.Donate", "jaxstatic._annotations.Donate"})
 
 
 class DonateDecorator(Rule):
     CODE = "JS010"
     TRIGGERS = ("donate_arg",)
-    DESCRIPTION = "@js.jit(donate_argnums/donate_argnames=...) -> @js.jit and Donate[...] parameters"
+    DESCRIPTION = "@js.jit/@js.pmap(donate_argnums/donate_argnames=...) -> @js.jit/@js.pmap and Donate[...] parameters"
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         decorators = list(original_node.decorators)
@@ -31,8 +31,9 @@ class DonateDecorator(Rule):
             if not isinstance(call, cst.Call):
                 continue
             through_partial = bool(call.args) and self.is_one_of(call.func, PARTIAL) and self.is_one_of(
-                call.args[0].value, JS_JIT)
-            if not through_partial and not self.is_one_of(call.func, JS_JIT):
+                call.args[0].value, JS_TRANSFORMS)
+            transform = self._transform(call.args[0].value if through_partial else call.func)
+            if transform is None:
                 continue
             options = call.args[1:] if through_partial else call.args
             donated = [a for a in options if a.keyword is not None and a.keyword.value in OPTIONS]
@@ -40,7 +41,7 @@ class DonateDecorator(Rule):
                 continue
             try:
                 if i != len(decorators) - 1:
-                    raise Left(f"@{code(decorators[-1].decorator)} below it changes the function jit sees")
+                    raise Left(f"@{code(decorators[-1].decorator)} below it changes the function {transform} sees")
                 if any(a.keyword is None for a in options):
                     raise Left("an option given by position or through *; give options by name")
                 names = self._names(donated, original_node)
@@ -51,17 +52,21 @@ class DonateDecorator(Rule):
             if through_partial and not rest:
                 self.drop_imports_of(call.func)
             new = updated_node.decorators[i].with_changes(
-                decorator=call.with_changes(func=self.js_attr("jit"), args=rest) if rest else self.js_attr("jit"))
+                decorator=call.with_changes(func=self.js_attr(transform), args=rest) if rest else self.js_attr(transform))
             self.converted(decorator, f"{original_node.name.value}(): {', '.join(sorted(names))} now Donate")
             changed = [*updated_node.decorators[:i], new, *updated_node.decorators[i + 1:]]
-            return self._annotate(updated_node, names).with_changes(decorators=changed)
+            return self.annotate_donated(updated_node, names).with_changes(decorators=changed)
         return updated_node
 
     def visit_Call(self, node: cst.Call) -> None:
-        if node.args and node.args[0].keyword is None and self.is_one_of(node.func, JS_JIT) and any(
+        transform = self._transform(node.func)
+        if node.args and node.args[0].keyword is None and transform is not None and any(
                 a.keyword is not None and a.keyword.value in OPTIONS for a in node.args):
-            self.left(node, f"js.jit({code(node.args[0].value)}, donate_...) is a call, not a decorator: the option "
+            self.left(node, f"js.{transform}({code(node.args[0].value)}, donate_...) is a call, not a decorator: the option "
                             "keeps working; to declare it, annotate the parameters Donate[...] where they are defined")
+
+    def _transform(self, node: cst.BaseExpression) -> str | None:
+        return next((JS_TRANSFORMS[q] for q in self.qualified(node) if q in JS_TRANSFORMS), None)
 
     def _names(self, donated: list[cst.Arg], fn: cst.FunctionDef) -> set[str]:
         params = fn.params
@@ -71,26 +76,6 @@ class DonateDecorator(Rule):
         if static:
             raise Left(f"{fn.name.value}() annotates {static[0]!r} Static, which has no buffer to donate")
         return names
-
-    def _annotate(self, fn: cst.FunctionDef, names: set[str]) -> cst.FunctionDef:
-        def one(p: cst.Param) -> cst.Param:
-            if p.name.value not in names or self._is_donate(p.annotation):
-                return p
-            inner = p.annotation.annotation if p.annotation else None
-            if inner is None:
-                inner = self.need("Any")
-            donate = cst.Annotation(cst.Subscript(self.need("Donate"), [cst.SubscriptElement(cst.Index(inner))]))
-            equal = cst.AssignEqual() if p.annotation is None and p.default is not None else p.equal
-            return p.with_changes(annotation=donate, equal=equal)
-
-        params = fn.params
-        return fn.with_changes(params=params.with_changes(
-            posonly_params=[one(p) for p in params.posonly_params], params=[one(p) for p in params.params],
-            kwonly_params=[one(p) for p in params.kwonly_params]))
-
-    def _is_donate(self, annotation: cst.Annotation | None) -> bool:
-        value = annotation.annotation if annotation else None
-        return isinstance(value, cst.Subscript) and self.is_one_of(value.value, DONATE_NAMES)
 
 
 RULES: tuple[type[Rule], ...] = (DonateDecorator,)

@@ -1,5 +1,9 @@
-"""Rules JS001-JS004: ``jax.jit``/``jax.pmap`` with static positions or names, to ``js.jit``/``js.pmap`` and
-``Static[...]`` annotations on the parameters they named.
+"""Rules JS001-JS004: ``jax.jit``/``jax.pmap`` with static positions or names, or donating, to ``js.jit``/``js.pmap``
+and ``Static[...]`` annotations on the parameters they named.
+
+A decorator that only donates (``@partial(jax.jit, donate_argnums=0)``) becomes ``@js.jit(donate_argnums=0)``, which
+JS010 turns into ``Donate[...]`` parameters in the same run; a call (``jax.jit(step, donate_argnums=0)``) becomes
+``js.jit(step)`` with the donated parameters annotated ``Donate[...]``, as its static ones become ``Static[...]``.
 
 Each site is converted only when everything it says can be read from the source: literal positions and names of
 parameters of a function defined in the same file, whose signature is the one the transform sees (no decorator
@@ -12,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import libcst as cst
 from libcst.metadata import Assignment, ParentNodeProvider, PositionProvider, ScopeProvider
@@ -29,6 +34,9 @@ from ._common import (
 from ._files import KEY, Elsewhere, Request
 
 PARTIAL = ("functools.partial",)
+DONATE_OPTIONS = frozenset({"donate_argnums", "donate_argnames"})
+NAMING = ("static_arg", "static_broadcasted_argnums", "donate_arg")
+"""A file holds a site the rules convert only when it holds one of these."""
 # js.pmap's options (jaxstatic._vmap_pmap.pmap): any other is left for a person to look at
 PMAP_OPTIONS = frozenset({"axis_name", "in_axes", "out_axes", "static_broadcasted_argnums", "devices", "backend",
                           "axis_size", "donate_argnums"})
@@ -60,6 +68,14 @@ class _Jitting(Rule):
     def static_args(self, call: cst.Call, transform: Transform) -> list[cst.Arg]:
         options = (transform.by_position, transform.by_name)
         return [a for a in call.args if a.keyword is not None and a.keyword.value in options]
+
+    def donate_args(self, call: cst.Call) -> list[cst.Arg]:
+        return [a for a in call.args if a.keyword is not None and a.keyword.value in DONATE_OPTIONS]
+
+    @staticmethod
+    def what(fn: cst.FunctionDef, names: set[str], transform: Transform) -> str:
+        done = f"{', '.join(sorted(names))} now Static" if names else f"jax.{transform.name} now js.{transform.name}"
+        return f"{fn.name.value}(): {done}"
 
     def check_options(self, call: cst.Call, transform: Transform, positional: int) -> None:
         """Leave calls whose options cannot all be read or kept."""
@@ -149,6 +165,10 @@ def _is_none(node: cst.BaseExpression | None) -> bool:
 class _DecoratorRule(_Jitting):
     """A rule that rewrites a decorator of a function and that function's parameters."""
 
+    @classmethod
+    def applies(cls, source: str) -> bool:
+        return super().applies(source) and any(o in source for o in NAMING)
+
     def match(self, decorator: cst.Decorator) -> tuple[cst.Call, Transform, bool] | None:
         """(the call, its transform, whether the call's first argument is the transform) when this rule applies."""
         raise NotImplementedError
@@ -160,7 +180,7 @@ class _DecoratorRule(_Jitting):
                 continue
             call, transform, drop_first = found
             statics = self.static_args(call, transform)
-            if not statics:
+            if not statics and not self.donate_args(call):
                 continue
             try:
                 if i != len(original_node.decorators) - 1:
@@ -174,15 +194,15 @@ class _DecoratorRule(_Jitting):
             new = self.rewritten(call, transform, statics, drop_first)
             decorators = list(updated_node.decorators)
             decorators[i] = decorators[i].with_changes(decorator=new)
-            self.converted(decorator, f"{original_node.name.value}(): {', '.join(sorted(names))} now Static")
+            self.converted(decorator, self.what(original_node, names, transform))
             return self.annotate(updated_node, names).with_changes(decorators=decorators)
         return updated_node
 
 
 class PartialJit(_DecoratorRule):
     CODE = "JS001"
-    TRIGGERS = ("partial", "static_arg")
-    DESCRIPTION = "@partial(jax.jit, static_argnums/static_argnames=...) -> @js.jit and Static[...] parameters"
+    TRIGGERS = ("partial",)
+    DESCRIPTION = "@partial(jax.jit, static_argnums/static_argnames=..., donate_...) -> @js.jit and Static[...] parameters"
 
     def match(self, decorator: cst.Decorator) -> tuple[cst.Call, Transform, bool] | None:
         call = decorator.decorator
@@ -194,6 +214,7 @@ class PartialJit(_DecoratorRule):
 
 class JitDecoratorCall(_DecoratorRule):
     CODE = "JS002"
+    TRIGGERS = ()
     DESCRIPTION = "@jax.jit(static_argnums/static_argnames=...) -> @js.jit and Static[...] parameters"
 
     def match(self, decorator: cst.Decorator) -> tuple[cst.Call, Transform, bool] | None:
@@ -205,8 +226,8 @@ class JitDecoratorCall(_DecoratorRule):
 
 class PmapDecorator(_DecoratorRule):
     CODE = "JS004"
-    TRIGGERS = ("partial", "static_broadcasted_argnums")
-    DESCRIPTION = "jax.pmap(static_broadcasted_argnums=...) -> js.pmap and Static[...] parameters"
+    TRIGGERS = ("partial",)
+    DESCRIPTION = "jax.pmap(static_broadcasted_argnums=..., donate_argnums=...) -> js.pmap and Static[...] parameters"
 
     def match(self, decorator: cst.Decorator) -> tuple[cst.Call, Transform, bool] | None:
         call = decorator.decorator
@@ -220,12 +241,17 @@ class _CallRule(_Jitting):
     function may come after the call that jits it, and may be jitted twice), rewritten in the second."""
 
     TRANSFORM = JIT
+    TRIGGERS = ()
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, ParentNodeProvider)
+
+    @classmethod
+    def applies(cls, source: str) -> bool:
+        return super().applies(source) and any(o in source for o in NAMING)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         self.collecting = True
         self.external: dict[cst.FunctionDef, tuple[str, str]] = {}  # defs of other files: their path and name
-        self.calls: dict[cst.Call, tuple[cst.FunctionDef, set[str], list[cst.Arg]]] = {}
+        self.calls: dict[cst.Call, tuple[cst.FunctionDef, _Names, list[cst.Arg]]] = {}
         self.uses: dict[cst.FunctionDef, object] = {}  # a def of this file: its scope assignment
         tree.visit(self)
         self.collecting = False
@@ -235,18 +261,41 @@ class _CallRule(_Jitting):
     def visit_Call(self, node: cst.Call) -> None:
         if not self.collecting or self.transform_of(node.func) is not self.TRANSFORM:
             return
-        statics = self.static_args(node, self.TRANSFORM)
-        if not statics or not node.args or node.args[0].keyword is not None or node.args[0].star:
+        statics, donates = self.static_args(node, self.TRANSFORM), self.donate_args(node)
+        if not (statics or donates) or not node.args or node.args[0].keyword is not None or node.args[0].star:
             return
         try:
             fn = self._function(node, node.args[0].value)
             self.check_options(node, self.TRANSFORM, 1 if self.TRANSFORM is JIT else 2)
-            names = self.static_names(statics, self.TRANSFORM, fn)
-            if fn in self.uses and names - self.already_static(fn):
+            names = _Names(frozenset(self.static_names(statics, self.TRANSFORM, fn)),
+                           frozenset(self._donated(donates, fn)))
+            if fn in self.uses and (names.static - self.already_static(fn) or names.donated - self._already_donated(fn)):
                 self._only_called(self.uses[fn], node)
-            self.calls[node] = (fn, names, statics)
+            self.calls[node] = (fn, names, [*statics, *donates])
         except Left as why:
             self.left(node, str(why))
+
+    def _already_donated(self, fn: cst.FunctionDef) -> set[str]:
+        """Parameters annotated ``Donate[...]``, by the user or by an earlier rule on this file."""
+        params = fn.params
+        return {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]
+                if self.is_donate(p.annotation)}
+
+    def _donated(self, donates: list[cst.Arg], fn: cst.FunctionDef) -> set[str]:
+        """The parameters ``donates`` name, to be annotated ``Donate[...]`` (JAX counts ``donate_argnums`` over
+        every positional parameter, static ones included, as ``named_by`` does)."""
+        if not donates:
+            return set()
+        if fn in self.external:
+            raise Left(f"{fn.name.value} is defined in another file: annotate its donated parameters Donate[...] "
+                       f"there and use js.{self.TRANSFORM.name} here")
+        names = named_by(donates, "donate_argnums", fn)
+        params = fn.params
+        static = [p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]
+                  if p.name.value in names and self.is_static(p.annotation)]
+        if static:
+            raise Left(f"{fn.name.value}() annotates {static[0]!r} Static, which has no buffer to donate")
+        return names
 
     def _function(self, call: cst.Call, target: cst.BaseExpression) -> cst.FunctionDef:
         """The function definition ``target`` names in this file; ``Left`` when it is anything else."""
@@ -310,25 +359,29 @@ class _CallRule(_Jitting):
         self.external[fn] = (path, alias.evaluated_name)
         return fn
 
-    def _agreed(self) -> dict[cst.FunctionDef, set[str]]:
-        """Functions whose every converted call names the same statics; the others' calls are left."""
+    def _agreed(self) -> dict[cst.FunctionDef, _Names]:
+        """Functions whose every converted call names the same statics and donated parameters; the others' calls
+        are left."""
         by_function: dict[cst.FunctionDef, list[cst.Call]] = {}
         for call, (fn, _, _) in self.calls.items():
             by_function.setdefault(fn, []).append(call)
         agreed = {}
         for fn, calls in by_function.items():
-            if len({frozenset(self.calls[c][1]) for c in calls}) == 1:
+            if len({self.calls[c][1] for c in calls}) == 1:
                 agreed[fn] = self.calls[calls[0]][1]
                 continue
+            statics_differ = len({self.calls[c][1].static for c in calls}) > 1
+            what = "is made static on" if statics_differ else "donates"
             for c in calls:
                 del self.calls[c]
-                self.left(c, f"{fn.name.value}() is made static on different parameters at different calls")
+                self.left(c, f"{fn.name.value}() {what} different parameters at different calls")
         return agreed
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         if self.collecting or original_node not in self.functions:
             return updated_node
-        return self.annotate(updated_node, self.functions[original_node])
+        names = self.functions[original_node]
+        return self.annotate_donated(self.annotate(updated_node, set(names.static)), set(names.donated))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if self.collecting or original_node not in self.calls:
@@ -338,8 +391,10 @@ class _CallRule(_Jitting):
             path, name = self.external[fn]
             line = self.get_metadata(PositionProvider, original_node).start.line
             self.context.scratch[KEY].requests.append(
-                Request(path, name, frozenset(names), self.context.filename or "", line))
-        self.converted(original_node, f"{fn.name.value}(): {', '.join(sorted(names))} now Static")
+                Request(path, name, names.static, self.context.filename or "", line))
+        done = [f"{', '.join(sorted(names.static))} now Static"] if names.static else []
+        done += [f"{', '.join(sorted(names.donated))} now Donate"] if names.donated else []
+        self.converted(original_node, f"{fn.name.value}(): {'; '.join(done)}")
         kept = without(updated_node.args, [a for a in updated_node.args if a.keyword and
                                            a.keyword.value in {s.keyword.value for s in statics if s.keyword}])
         self.drop_imports_of(original_node.func)
@@ -347,15 +402,21 @@ class _CallRule(_Jitting):
         return updated_node.with_changes(func=self.js_attr(self.TRANSFORM.name), args=kept)
 
 
+class _Names(NamedTuple):
+    static: frozenset[str]
+    donated: frozenset[str]
+
+
 class JitCall(_CallRule):
     CODE = "JS003"
-    DESCRIPTION = "jax.jit(f, static_argnums/static_argnames=...) of a function in the file -> js.jit(f, ...)"
+    DESCRIPTION = ("jax.jit(f, static_argnums/static_argnames=..., donate_...) of a function in the file -> js.jit(f, ...) "
+                   "and Static[...]/Donate[...] parameters")
 
 
 class PmapCall(_CallRule):
     CODE = "JS004"
-    TRIGGERS = ("static_broadcasted_argnums",)
-    DESCRIPTION = "jax.pmap(f, static_broadcasted_argnums=...) of a function in the file -> js.pmap(f, ...)"
+    DESCRIPTION = ("jax.pmap(f, static_broadcasted_argnums=..., donate_argnums=...) of a function in the file -> "
+                   "js.pmap(f, ...) and Static[...]/Donate[...] parameters")
     TRANSFORM = PMAP
 
 
@@ -375,7 +436,7 @@ class LeftPartials(_Jitting):
     def visit_Call(self, node: cst.Call) -> None:
         if node.args and self.is_one_of(node.func, PARTIAL):
             transform = self.transform_of(node.args[0].value)
-            if transform is not None and self.static_args(node, transform):
+            if transform is not None and (self.static_args(node, transform) or self.donate_args(node)):
                 self.left(node, f"partial(jax.{transform.name}, ...) not used as a decorator; use js.{transform.name}"
                           " on the function and annotate its parameters")
 
@@ -425,11 +486,11 @@ class Requested(_Jitting):
 
 
 class Unrecognised(Rule):
-    """A call still given static positions or names after every rule, through a name no rule recognised (a
-    ``partial`` or ``jit`` bound by assignment): reported, never rewritten."""
+    """A call still given static or donated positions or names after every rule, through a name no rule recognised
+    (a ``partial`` or ``jit`` bound by assignment): reported, never rewritten."""
 
     CODE = "JS000"
-    OPTIONS = frozenset({"static_argnums", "static_argnames", "static_broadcasted_argnums"})
+    OPTIONS = frozenset({"static_argnums", "static_argnames", "static_broadcasted_argnums", *DONATE_OPTIONS})
 
     @classmethod
     def applies(cls, source: str) -> bool:

@@ -72,10 +72,14 @@ def test_check_fails_until_converted_then_passes(project: pathlib.Path, capsys: 
     a = str(project / "a.py")
     assert main([a, "--check"]) == 1
     assert (project / "a.py").read_text() == BEFORE
+    # nothing was written: the report says what would happen, not that it did
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        f"{a}:6: JS001 would convert: f(): n now Static",
+        "jaxstatic.migrate: 1 sites would convert, 0 left; 1 of 1 files would change"]
     assert main([a]) == 0
     assert main([a, "--check"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
-        "jaxstatic.migrate: 0 sites converted, 0 left; 0 of 1 files would change")
+        "jaxstatic.migrate: 0 sites would convert, 0 left; 0 of 1 files would change")
 
 
 def test_runs_as_a_module_and_a_console_script() -> None:
@@ -138,7 +142,7 @@ def test_diff_is_a_patch_that_applies(tmp_path: pathlib.Path, case: str, tool: s
     (tmp_path / "a.py").write_bytes(original)
     result = subprocess.run([sys.executable, "-m", "jaxstatic.migrate", "a.py", "--diff"], cwd=tmp_path,
                             capture_output=True, check=True)
-    assert b"jaxstatic.migrate: 1 sites converted" in result.stderr
+    assert b"jaxstatic.migrate: 1 sites would convert" in result.stderr
     assert main([str(tmp_path / "a.py")]) == 0
     converted = (tmp_path / "a.py").read_bytes()
     assert converted != original and converted.startswith(original[:3] if case == "utf-8 BOM" else b"")

@@ -60,3 +60,28 @@ def test_attrs_makers_are_those_mypy_knows() -> None:
     assert known == names.ATTRS_MAKERS
     assert mypy_attrs.attr_frozen_makers == names.ATTRS_FROZEN_MAKERS
 
+
+
+_TRANSFORM_MODULES = ("jaxstatic._jit", "jaxstatic._vmap_pmap", "jaxstatic._ad", "jaxstatic._custom",
+                      "jaxstatic._shard_map")
+"""The transforms layer (ARCHITECTURE.md): every public function defined there is a transform."""
+
+
+def test_every_public_transform_is_known_to_the_plugin() -> None:
+    """A new transform the plugin does not know loses its ``[jaxstatic-signature]`` and call-site checks silently
+    (``js.jacfwd(erase(f))`` would pass): list it in ``_fullnames`` with its wrapper class."""
+    import inspect
+
+    import jaxstatic
+    from jaxstatic._core import StaticFunction
+
+    functions, wrappers = set(), set()
+    for public in jaxstatic.__all__:
+        obj = getattr(jaxstatic, public)
+        if inspect.isfunction(obj) and obj.__module__ in _TRANSFORM_MODULES:
+            functions.add(f"{obj.__module__}.{public}")
+        elif isinstance(obj, type) and issubclass(obj, StaticFunction) and obj is not StaticFunction:
+            wrappers.add(f"{obj.__module__}.{obj.__qualname__}")
+    assert functions - names.JAXSTATIC_TRANSFORMS == set(), "transforms missing from JAXSTATIC_TRANSFORMS"
+    assert wrappers - set(names.TRANSFORM_WRAPPERS) == set(), "wrapper classes missing from TRANSFORM_WRAPPERS"
+    assert set(names.TRANSFORM_WRAPPERS.values()) <= functions

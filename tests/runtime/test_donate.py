@@ -286,9 +286,23 @@ def test_the_same_buffer_twice_with_one_use_donated_names_both_paths() -> None:
 
     params = _params()
     with pytest.raises(RuntimeError, match=re.escape(
-            "step: the same array is passed at params['layers'][0]['w'] and at extra, and params['layers'][0]['w'] "
-            "donates it: a donated buffer is consumed by the call")):
+            "step: the same array is passed at params['layers'][0]['w'] and at extra, and the one at "
+            "params['layers'][0]['w'] is donated: a donated buffer is consumed by the call, so it cannot also be read "
+            "in the same call. Pass a copy at one of them (jnp.copy(x)), or donate neither.")):
         step(params, params["layers"][0]["w"])
+
+
+def test_the_same_buffer_donated_at_two_paths_says_both() -> None:
+    @js.jit
+    def step(t: Donate[dict[str, jax.Array]]) -> jax.Array:
+        return t["fast"] + t["slow"]
+
+    w = jnp.ones(2)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "step: the same array is passed at t['fast'] and at t['slow'], and both are donated: a donated buffer is "
+            "consumed by the call, so it cannot be donated twice in the same call. Pass a copy at one of them "
+            "(jnp.copy(x)), or donate neither.")):
+        step({"fast": w, "slow": w})
 
 
 def test_other_failures_are_left_as_they_were() -> None:

@@ -288,6 +288,9 @@ CALL_REASONS: dict[str, str] = {
     "args_tuple_with_array": _STEP.format(param="cfg", callee="step"),
     "options_collect_an_array": _STEP.format(param="**options", callee="options_step"),
     "options_literal_splat_with_array": _STEP.format(param="**options", callee="options_step"),
+    "alias_of_static_with_array": _STEP.format(param="cfg", callee="alias_step"),
+    "generic_alias_of_static_with_array": _STEP.format(param="sizes", callee="sizes_step"),
+    "static_of_alias_with_array": _STEP.format(param="widths", callee="widths_step"),
     "partial_variable_list": (
         'Argument "mode" to "apply" is static under jax.jit and must be hashable: "list" sets __hash__ to None; '
         "pass a hashable value (tuple, frozenset, frozen dataclass), or mark the parameter jaxstatic.Static and "

@@ -48,25 +48,24 @@ def sgd_loss(cfg: Static[SGDConfig], params: Params, x: Array) -> Array:
     return jnp.sum((params["w"] * x) ** 2) * (1.0 + cfg.decay)
 
 
-# The gradients' types, declared: every checker but mypy with the plugin sees Any there (Static[C] is C to them)
-sgd_grad: js.GradFunction[[SGDConfig, Params, Array], Params] = js.grad(sgd_loss)
-sgd_value_and_grad: js.ValueAndGradFunction[[SGDConfig, Params, Array], tuple[Array, Params]] = js.value_and_grad(
-    sgd_loss
-)
+# The loss takes its config first: argnums=1 names the parameter differentiated, so that every checker types the
+# gradient (Static[C] is C to them, and the first parameter's type is what js.grad(loss) says without options)
+sgd_grad = js.grad(sgd_loss, argnums=1)
+sgd_value_and_grad = js.value_and_grad(sgd_loss, argnums=1)
 
 
 def weighted_loss(weights: NoDiff[Array], params: Params, x: Array) -> Array:
     return jnp.sum(weights * (params["w"] * x) ** 2)
 
 
-weighted_grad: js.GradFunction[[Array, Params, Array], Params] = js.grad(weighted_loss)
+weighted_grad = js.grad(weighted_loss, argnums=1)
 
 
 def plain_loss(w: Array, x: Array) -> Array:
     return jnp.sum((w * x) ** 2)
 
 
-plain_grad: js.GradFunction[[Array, Array], Array] = js.grad(plain_loss)
+plain_grad = js.grad(plain_loss)
 
 
 class SGD:

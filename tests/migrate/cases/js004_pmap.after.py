@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 import jaxstatic as js
-from jaxstatic import Static
+from jaxstatic import Donate, Static
 from typing import Any
 
 TRACES: list[str] = []
@@ -15,12 +15,12 @@ def total(x, scale: Static[Any]):
     return jax.lax.psum(x, "i") * scale
 
 
-def shard_power(x, k: Static[Any]):
+def shard_power(x: Donate[Any], k: Static[Any]):
     TRACES.append("shard_power")
     return x**k
 
 
-mapped_power = js.pmap(shard_power, "i", donate_argnums=0)
+mapped_power = js.pmap(shard_power, "i")
 
 
 def run():
