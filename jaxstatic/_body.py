@@ -57,7 +57,14 @@ class TracedBody(State):
                 **{n: _explain.StaticSig(k) for n, k in zip(labels, _codegen.static_keys(key))},
                 **{n: _explain.dynamic_sig(v) for n, v in dynamic.items()},
             }
-            return _lane.counted(stats, signature, self._why_again(key), call, call_args, call_kwargs)
+            # counted in the body itself, as the lane's body is: no frame more between a call and the traced function
+            record, ok = stats.begin_trace(signature, self._why_again(key)), False
+            try:
+                out = call(*call_args, **call_kwargs)
+                ok = True
+            finally:
+                stats.end_trace(signature, record, ok)
+            return out
 
         body.__name__ = _options.program_name(fn)
         body.__qualname__ = self._function

@@ -115,8 +115,11 @@ def typeof(value: Any) -> Any:
 
 def spec_text(spec: PartitionSpec) -> str:
     """``P('d', None)``, as JAX 0.9 prints a spec; JAX 0.6-0.8 print ``PartitionSpec('d', None)``, and messages must
-    read the same on every version."""
-    return f"P{tuple(spec)!r}"
+    read the same on every version. JAX's own ``repr`` rather than ``tuple(spec)``: a spec with ``reduced``/
+    ``unreduced`` axes refuses to be iterated, and those axes (with JAX 0.12's ``unreduced_kind``) are part of the
+    type a program is compiled for."""
+    text = repr(spec)
+    return "P" + text[len("PartitionSpec"):] if text.startswith("PartitionSpec(") else text
 
 
 _DROP_FIELDS_FIXED = (0, 10)

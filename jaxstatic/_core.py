@@ -35,7 +35,7 @@ from ._errors import AnnotationError
 from ._memo import IdentityMemo
 from ._plan import Layout, Plan
 from ._programs import EVICTED_MEMORY, Programs, let_go
-from ._shapes import CallShapes, general_call
+from ._shapes import CallShapes
 from ._state import Dispatch, Slot, inner_transform
 
 # Contravariant, as a callable's parameters are: a function of named parameters is also one of positional-only ones
@@ -186,12 +186,48 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
         keyword). ``statics(plan, slot)`` gives the static values, for transforms with rules of their own."""
         raise NotImplementedError
 
+    def _with_program(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Any, Any]:
+        """``program.<method>(dynamic values)`` for the program of this call's static key (made and kept if need
+        be), with the caller's own static values handed to the body while JAX traces it."""
+        self = self._core  # what the program holds is the core, never a handle
+        plan, code = self._shape(args, kwargs)
+        key = code["key"](args, kwargs)
+        # Counted as a call, as its trace (if it traces) is counted as a miss: hits are calls less misses, so an
+        # uncounted lower() hid the next hit.
+        next(self._stats.calls)
+        if self._lane is not None and self._lane.serves_aot(plan, key):  # the lane's key: its program, traced once
+            return plan, key, self._lane.aot(method, plan, args, kwargs)
+        with self._lock:
+            program, slot = self._cache.get(key), self._slots.get(key)
+        made = program is None or slot is None
+        if made:
+            slot = Slot(key)
+            program = self._build(plan, self._body(plan, slot), slot)
+        assert slot is not None
+        pos, kw = plan.dynamic_values(args, kwargs)
+        local = slot.local
+        outer, local.statics = getattr(local, "statics", None), plan.static_values(args, kwargs)
+        try:
+            result = getattr(program, method)(*pos, **kw)
+        except BaseException:
+            next(self._stats.failures)
+            raise
+        finally:
+            local.statics = outer
+        if made:
+            self._add(key, program, slot)
+        return plan, key, result
 
     # -- the public surface ----------------------------------------------------------------------------------
 
     def __call__(self, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
-            return general_call(self, args, kwargs)  # type: ignore[no-any-return]
+            # general_call, written out: a frame fewer on every call that is no hit in C, and between a call and
+            # the body it traces (nested jitted functions recurse as deep as Python's frames allow)
+            dispatch = self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))
+            if dispatch is None:
+                dispatch = self._new_dispatch(args, kwargs)
+            return dispatch(args, kwargs)  # type: ignore[no-any-return]
         except BaseException as err:
             _traceback.hide(err)  # the frame a user calls drops jaxstatic's own from the traceback
             raise

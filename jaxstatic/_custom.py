@@ -235,7 +235,8 @@ class _CustomFunction(StaticFunction[_P, _R]):
             return body(*[values[i] for i in order])
 
         primal.__name__, primal.__qualname__ = body.__name__, body.__qualname__
-        primal.__wrapped__ = body.__wrapped__  # type: ignore[attr-defined]  # JAX's debug info: the user's line
+        if hasattr(body, "__wrapped__"):  # JAX's debug info: the user's line, where the function has code of its own
+            primal.__wrapped__ = body.__wrapped__  # type: ignore[attr-defined]
         primal.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [_Kind(f"{n}_{k}" if k is not None else n, _Kind.POSITIONAL_ONLY) for n, k in inputs.names])
         return primal

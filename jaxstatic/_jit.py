@@ -17,11 +17,12 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, TypeVar, overload
 
 import jax
+from jax.sharding import PartitionSpec
 from typing_extensions import ParamSpec, Self
 
 from . import _donate, _options
 from ._core import BoundMethod, StaticFunction
-from ._errors import unknown_options_error
+from ._errors import option_error, unknown_options_error
 from ._plan import Layout, Plan
 from ._state import Slot
 
@@ -69,6 +70,26 @@ def _warn_deprecated(options: dict[str, Any]) -> tuple[str, ...]:
     return tuple(str(w.message) for w in caught if issubclass(w.category, DeprecationWarning))
 
 
+def _check_shardings(function: str, in_shardings: Any, options: dict[str, Any]) -> None:
+    """What ``jax.jit`` refuses when it is applied, refused when ``js.jit`` is (its programs are built at calls):
+    ``P.UNCONSTRAINED`` in place of a sharding, and shardings together with ``backend=``/``device=``."""
+    given = {"in_shardings": in_shardings, "out_shardings": options.get("out_shardings")}
+    for option, value in given.items():
+        if value is None:
+            continue
+        for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
+            if leaf is PartitionSpec.UNCONSTRAINED:
+                where = f" at {jax.tree_util.keystr(path)}" if path else ""
+                raise option_error(option, function, f"holds P.UNCONSTRAINED{where}, which is no sharding",
+                                   "Give a Sharding, a PartitionSpec or None there; P.UNCONSTRAINED goes inside a "
+                                   "spec, as in P('x', P.UNCONSTRAINED).")
+        placed = [k for k in ("backend", "device") if options.get(k) is not None]
+        if placed:
+            raise option_error(option, function, f"is given together with {placed[0]}=, which jax.jit refuses",
+                               f"Drop {placed[0]}= (deprecated) and place the program by its shardings, or drop "
+                               f"{option}.")
+
+
 class JitFunction(StaticFunction[_P, _R]):
     """A function compiled by ``jaxstatic.jit``. Call it like the function it wraps.
 
@@ -88,6 +109,7 @@ class JitFunction(StaticFunction[_P, _R]):
             raise unknown_options_error("jit", _options.display_name(fn), unknown,
                                         _jax_jit_options() | {"max_traces", "cache_size", "strict_donation"})
         self._in_shardings: Any = jax_options.pop("in_shardings", None)
+        _check_shardings(_options.display_name(fn), self._in_shardings, jax_options)
         self._by_name: dict[str, Any] | None = None
         super().__init__(fn, jax_options, max_traces=max_traces, cache_size=cache_size)
         self._deprecated = _warn_deprecated(jax_options)
@@ -149,38 +171,6 @@ class JitFunction(StaticFunction[_P, _R]):
                                  self._strict_donation)
 
     # -- ahead of time, and jax.jit's other entry points -----------------------------------------------------
-
-    def _with_program(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Any, Any]:
-        """``program.<method>(dynamic values)`` for the program of this call's static key (made and kept if need
-        be), with the caller's own static values handed to the body while JAX traces it."""
-        self = self._core  # what the program holds is the core, never a handle
-        plan, code = self._shape(args, kwargs)
-        key = code["key"](args, kwargs)
-        # Counted as a call, as its trace (if it traces) is counted as a miss: hits are calls less misses, so an
-        # uncounted lower() hid the next hit.
-        next(self._stats.calls)
-        if self._lane is not None and self._lane.serves_aot(plan, key):  # the lane's key: its program, traced once
-            return plan, key, self._lane.aot(method, plan, args, kwargs)
-        with self._lock:
-            program, slot = self._cache.get(key), self._slots.get(key)
-        made = program is None or slot is None
-        if made:
-            slot = Slot(key)
-            program = self._build(plan, self._body(plan, slot), slot)
-        assert slot is not None
-        pos, kw = plan.dynamic_values(args, kwargs)
-        local = slot.local
-        outer, local.statics = getattr(local, "statics", None), plan.static_values(args, kwargs)
-        try:
-            result = getattr(program, method)(*pos, **kw)
-        except BaseException:
-            next(self._stats.failures)
-            raise
-        finally:
-            local.statics = outer
-        if made:
-            self._add(key, program, slot)
-        return plan, key, result
 
     def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:
         """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature."""

@@ -51,18 +51,6 @@ def jit_disabled() -> bool:
     return bool(jax.config.jax_disable_jit)  # type: ignore[attr-defined]
 
 
-def counted(stats: Any, signature: dict[str, Any], reason: str, call: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-    """Run ``call`` as one trace: counted when it returns, refused past ``max_traces``, explained when a retrace."""
-    record = stats.begin_trace(signature, reason)
-    ok = False
-    try:
-        out = call(*args, **kwargs)
-        ok = True
-        return out
-    finally:
-        stats.end_trace(signature, record, ok)
-
-
 def eager(stats: Any, call: Callable[..., Any], args: Any, kwargs: Any) -> Any:
     """A call run as plain Python under ``jax.disable_jit()``: counted as such once it returns, never as a hit."""
     out = call(*args, **kwargs)
@@ -125,7 +113,13 @@ class Lane:
                 **{n: _explain.StaticSig(k) for n, k in zip(labels, _codegen.static_keys(key))},
                 **{n: _explain.dynamic_sig(src.get(args, kwargs)) for n, src in plan.dynamics},
             }
-            out = counted(stats, signature, owner._why_again(key), call, args, kwargs)
+            # counted (``stats.begin_trace``/``end_trace``) in the body itself: no frame more between a call and the function it traces
+            record, ok = stats.begin_trace(signature, owner._why_again(key)), False
+            try:
+                out = call(*args, **kwargs)
+                ok = True
+            finally:
+                stats.end_trace(signature, record, ok)
             self.traced(key)
             return out
 
@@ -230,6 +224,14 @@ class Lane:
         via_lane.lane = True  # type: ignore[attr-defined]  # not a program of its own (cache_info's currsize)
         return via_lane
 
+    def arguments(self, plan: Plan, key: tuple[Any, ...], args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """The arguments ``adapter``'s program gives the lane's for this call: laid out canonically, so that its
+        later calls find the trace this one makes."""
+        pos, _ = plan.dynamic_values(args, kwargs)
+        statics = dict(zip([name for name, _ in plan.statics], key[2::2]))
+        return plan.layout.assemble(dict(zip([name for name, _ in plan.dynamics], pos)), statics)
+
     def traced(self, key: Any) -> None:
         """A key traced: listed as held, newest last. JAX's compiled-program cache holds at most ``cache_size``
         (8192) programs, shared by every ``jax.jit`` of the process: past that many keys, the oldest traced is
@@ -278,4 +280,4 @@ _KEEPABLE: frozenset[type] = frozenset({
 """The types of static values the lane keeps when their module holds them under their names."""
 
 
-__all__ = ["Lane", "counted", "eager", "eligible", "jit_disabled"]
+__all__ = ["Lane", "eager", "eligible", "jit_disabled"]

@@ -43,57 +43,71 @@ class Programs(State):
 
     def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A key not in the cache: trace it, or wait for the thread tracing it. A call that raises on the way (in a
-        key's own ``__hash__``, the type check, the transform, the trace) is counted once as failed, never a hit."""
+        key's own ``__hash__``, the type check, the transform, the trace) is counted once as failed, never a hit.
+
+        One function, and the first call of a key the lane serves goes to the lane's program itself: each frame
+        between the caller and the traced body is one frame less that nested jitted functions can recurse (JAX's
+        recursion limit is Python's), so this path keeps as few as it can."""
         try:
-            return self._trace_or_wait(plan, key, args, kwargs)
+            # a new static value: checked against its Static[T] here (the lane's body checks its own), never on a hit
+            lane = self._lane is not None and self._lane.serves(plan, key)
+            if not lane:
+                _typecheck.check(self._fn, self._function, plan.static_values(args, kwargs))
+            # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
+            # others keep their meaning (pmap still maps over devices), as JAX's do.
+            if self._eager_without_jit and jit_disabled():
+                return _lane.eager(self._stats, self._fn, args, kwargs)
+            me = threading.get_ident()
+            while True:
+                with self._lock:
+                    program = self._cache.get(key)
+                    flight = self._inflight.get(key) if program is None else None
+                    if program is None and flight is None:
+                        slot = Slot(key)
+                        built = None if self._counts_traces else _static_signature(plan, key)
+                        record = None if built is None else self._stats.begin_build(built)
+                        # asked again: another thread may have installed the lane meanwhile
+                        lane = self._lane is not None and self._lane.serves(plan, key)
+                        if lane:  # the lane's key: its program
+                            program = self._lane.adapter(plan, key)  # type: ignore[union-attr]
+                        else:  # may raise: a call the transform refuses (grad of a missing argument)
+                            program = self._build(plan, self._body(plan, slot), slot)
+                        flight = self._inflight[key] = _InFlight(me, program, slot)
+                        break
+                if program is not None:  # another thread finished it meanwhile
+                    return self._call(plan, program, self._slots.get(key) or Slot(key), args, kwargs)
+                assert flight is not None
+                if flight.owner == me:  # a recursive call inside its own trace: JAX traces the new shapes nested
+                    return self._call(plan, flight.program, flight.slot, args, kwargs)
+                flight.done.wait()
+            # _call, written out; and the lane's program called here, not through its adapter
+            program, (pos, kw) = ((self._lane.program, self._lane.arguments(plan, key, args, kwargs))  # type: ignore[union-attr]
+                                  if lane else (flight.program, plan.dynamic_values(args, kwargs)))
+            local = flight.slot.local
+            outer, local.statics = getattr(local, "statics", None), plan.static_values(args, kwargs)
+            try:
+                try:
+                    result = program(*pos, **kw)
+                except TypeError as err:
+                    raise self._dynamic_error(plan, args, kwargs, err) from None
+                finally:
+                    local.statics = outer
+            except BaseException:
+                with self._lock:
+                    self._inflight.pop(key, None)
+                flight.done.set()
+                raise
+            with self._lock:
+                self._inflight.pop(key, None)
+                evicted = self._insert(key, flight.program, flight.slot)
+            flight.done.set()
+            let_go(evicted)
+            if built is not None:  # a miss, for transforms whose traces a jit counts
+                self._stats.end_build(built, record)
+            return result
         except BaseException:
             self._failed(plan, args, kwargs)
             raise
-
-    def _trace_or_wait(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        # a new static value: checked against its Static[T] here (the lane's body checks its own), never on a hit
-        if self._lane is None or not self._lane.serves(plan, key):
-            _typecheck.check(self._fn, self._function, plan.static_values(args, kwargs))
-        # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
-        # others keep their meaning (pmap still maps over devices), as JAX's do.
-        if self._eager_without_jit and jit_disabled():
-            return _lane.eager(self._stats, self._fn, args, kwargs)
-        me = threading.get_ident()
-        while True:
-            with self._lock:
-                program = self._cache.get(key)
-                flight = self._inflight.get(key) if program is None else None
-                if program is None and flight is None:
-                    slot = Slot(key)
-                    built = None if self._counts_traces else _static_signature(plan, key)
-                    record = None if built is None else self._stats.begin_build(built)
-                    if self._lane is not None and self._lane.serves(plan, key):  # the lane's key: its program
-                        program = self._lane.adapter(plan, key)
-                    else:  # may raise: a call the transform refuses (grad of a missing argument)
-                        program = self._build(plan, self._body(plan, slot), slot)
-                    flight = self._inflight[key] = _InFlight(me, program, slot)
-                    break
-            if program is not None:  # another thread finished it meanwhile
-                return self._call(plan, program, self._slots.get(key) or Slot(key), args, kwargs)
-            assert flight is not None
-            if flight.owner == me:  # a recursive call inside its own trace: JAX traces the new shapes nested
-                return self._call(plan, flight.program, flight.slot, args, kwargs)
-            flight.done.wait()
-        try:
-            result = self._call(plan, flight.program, flight.slot, args, kwargs)
-        except BaseException:
-            with self._lock:
-                self._inflight.pop(key, None)
-            flight.done.set()
-            raise
-        with self._lock:
-            self._inflight.pop(key, None)
-            evicted = self._insert(key, flight.program, flight.slot)
-        flight.done.set()
-        let_go(evicted)
-        if built is not None:  # a miss, for transforms whose traces a jit counts
-            self._stats.end_build(built, record)
-        return result
 
     def _add(self, key: Any, program: Any, slot: Slot) -> None:
         """Add a program (``_insert``) under the lock, and let go of what it evicted after."""

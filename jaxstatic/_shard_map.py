@@ -60,15 +60,39 @@ def packed(plan: Plan, body: Callable[..., Any], transform: Callable[[Callable[.
 
     kind = inspect.Parameter
     flat.__name__, flat.__qualname__ = body.__name__, body.__qualname__
-    flat.__wrapped__ = body.__wrapped__  # type: ignore[attr-defined]  # JAX's debug info: the user's function
+    if hasattr(body, "__wrapped__"):  # JAX's debug info: the user's function
+        flat.__wrapped__ = body.__wrapped__  # type: ignore[attr-defined]
     flat.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [kind(n, kind.POSITIONAL_OR_KEYWORD) for n in program_names(plan)])
     mapped = transform(flat)
 
-    def program(*pos: Any, **kw: Any) -> Any:
-        return mapped(*pos[:named], *((pos[named:],) if varpos else ()), *((kw,) if varkw else ()))
+    def pack(pos: tuple[Any, ...], kw: dict[str, Any]) -> tuple[Any, ...]:
+        return (*pos[:named], *((pos[named:],) if varpos else ()), *((kw,) if varkw else ()))
 
+    def program(*pos: Any, **kw: Any) -> Any:
+        return mapped(*pack(pos, kw))
+
+    lower = getattr(mapped, "lower", None)
+    if lower is not None:  # ahead of time (pmap's): lowered and compiled for the packed values, called unpacked
+        program.lower = lambda *pos, **kw: Repacked(lower(*pack(pos, kw)), pack)  # type: ignore[attr-defined]
     return program
+
+
+class Repacked:
+    """JAX's ``Lowered`` or ``Compiled`` of a ``packed`` program, compiled and called with its values unpacked, as
+    the program itself is; the rest is JAX's."""
+
+    def __init__(self, inner: Any, pack: Callable[[tuple[Any, ...], dict[str, Any]], tuple[Any, ...]]) -> None:
+        self._inner, self._pack = inner, pack
+
+    def compile(self, *args: Any, **kwargs: Any) -> Repacked:
+        return Repacked(self._inner.compile(*args, **kwargs), self._pack)
+
+    def __call__(self, *pos: Any, **kw: Any) -> Any:
+        return self._inner(*self._pack(pos, kw))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 def program_names(plan: Plan) -> list[str]:

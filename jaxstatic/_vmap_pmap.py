@@ -23,7 +23,7 @@ import dataclasses
 import functools
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import jax
 from typing_extensions import ParamSpec
@@ -34,6 +34,9 @@ from ._errors import option_error
 from ._plan import Layout, Plan
 from ._shard_map import packed, program_names
 from ._state import Slot
+
+if TYPE_CHECKING:
+    from ._aot import Lowered
 
 _P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
 _R = TypeVar("_R")
@@ -236,7 +239,8 @@ def _argnums(value: int | Iterable[int]) -> tuple[Any, ...]:
 class PmapFunction(StaticFunction[_P, _R]):
     """A function mapped over devices by ``jaxstatic.pmap``. Call it like the function it wraps.
 
-    Besides calls: ``trace_count``, ``retraces``, ``cache_info()`` and ``clear_cache()``, as for ``jaxstatic.jit``.
+    Besides calls: ``trace_count``, ``retraces``, ``cache_info()`` and ``clear_cache()``, as for ``jaxstatic.jit``,
+    and ``lower(*args, **kwargs)``, as ``jax.pmap``'s, with static values given as plain Python values.
     """
 
     _transform = "pmap"
@@ -267,12 +271,20 @@ class PmapFunction(StaticFunction[_P, _R]):
         _options.check_not_static(self._function, self._params().donate, layout.static, "donate_argnums")
         self._axes = resolve_in_axes(self._function, layout, self._in_axes)
 
+    def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:
+        """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature that
+        refuses other static values (``StaticMismatchError``)."""
+        from ._aot import Compilation, Lowered  # ahead of time alone loads it
+
+        plan, key, lowered = self._with_program("lower", args, kwargs)
+        return Lowered(Compilation(self._function, plan, key, lambda a, k: self._shape(a, k)[0], self._key), lowered)
+
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         names = program_names(plan)
         in_axes = tuple(self._axes.of(n) for n in names)  # *args/**kwargs extras reach JAX packed, one entry each
         donate = tuple(i for i, name in enumerate(names) if name in self._params().donate)
         options = dict(self._pmap_options, in_axes=in_axes, donate_argnums=donate)
-        held = _Held(packed(plan, _weakly(body), lambda f: _compat.not_jax_as_type_error(jax.pmap(f, **options), f)), body)
+        held = _Held(packed(plan, _weakly(body), lambda f: _pmapped(f, options)), body)
         return _donate.recording(held, self._function, [(i, names[i]) for i in donate], None) if donate else held
 
 
@@ -295,6 +307,17 @@ class _Held:
     def clear_cache(self) -> None:
         getattr(self.program, "clear_cache", lambda: None)()
 
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        return self.program.lower(*args, **kwargs)  # type: ignore[attr-defined]  # _pmapped's, or packed's
+
+
+def _pmapped(f: Callable[..., Any], options: dict[str, Any]) -> Callable[..., Any]:
+    """``jax.pmap(f)``, whose ``TypeError`` for a non-JAX argument reads as ``jax.jit``'s, with its ``lower``."""
+    mapped = jax.pmap(f, **options)
+    checked = _compat.not_jax_as_type_error(mapped, f)
+    checked.lower = mapped.lower  # type: ignore[attr-defined]
+    return checked
+
 
 def _weakly(body: Callable[..., Any]) -> Callable[..., Any]:
     """``body``, called through a weak reference, with its name, signature and source for JAX's debug info."""
@@ -304,7 +327,8 @@ def _weakly(body: Callable[..., Any]) -> Callable[..., Any]:
         return ref()(*args, **kwargs)  # type: ignore[misc]  # alive: the program's _Held keeps it
 
     traced.__name__, traced.__qualname__ = body.__name__, body.__qualname__
-    traced.__wrapped__ = body.__wrapped__  # type: ignore[attr-defined]
+    if hasattr(body, "__wrapped__"):  # JAX's debug info: absent where the function has no code of its own
+        traced.__wrapped__ = body.__wrapped__  # type: ignore[attr-defined]
     traced.__signature__ = _lazy.signature(body)  # type: ignore[attr-defined]
     return traced
 

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from jax.sharding import NamedSharding, PartitionSpec as P
 
 import jaxstatic as js
 from jaxstatic import Static
@@ -69,6 +70,40 @@ def test_a_bad_option_is_still_an_option_error_and_a_type_error(fn: Callable[...
     with pytest.raises(js.OptionError, match=message) as info:
         js.jit(fn, **options)
     assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+
+
+_SHARDING_OPTIONS: list[dict[str, Any]] = [
+    {"in_shardings": P.UNCONSTRAINED},
+    {"out_shardings": P.UNCONSTRAINED},
+    {"in_shardings": (None, P.UNCONSTRAINED, None)},
+    {"in_shardings": P(), "backend": "cpu"},
+    {"out_shardings": P(), "device": jax.devices()[0]},
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*(backend|device).*:DeprecationWarning")
+@pytest.mark.parametrize("options", _SHARDING_OPTIONS)
+def test_sharding_options_jax_jit_refuses_are_refused_when_applied(options: dict[str, Any]) -> None:
+    with pytest.raises((TypeError, ValueError)) as jax_info:
+        jax.jit(three, **options)
+    with pytest.raises(type(jax_info.value)):
+        js.jit(three, **options)
+
+
+@pytest.mark.filterwarnings("ignore:.*(backend|device).*:DeprecationWarning")
+@pytest.mark.parametrize(("options", "message"), [
+    ({"in_shardings": (None, P.UNCONSTRAINED, None)},
+     "jaxstatic: in_shardings of three holds P.UNCONSTRAINED at [1], which is no sharding. Give a Sharding, a "
+     "PartitionSpec or None there; P.UNCONSTRAINED goes inside a spec, as in P('x', P.UNCONSTRAINED)."),
+    ({"out_shardings": P(), "device": jax.devices()[0]},
+     "jaxstatic: out_shardings of three is given together with device=, which jax.jit refuses. Drop device= "
+     "(deprecated) and place the program by its shardings, or drop out_shardings."),
+])
+def test_a_refused_sharding_option_names_the_option_the_place_and_the_fix(options: dict[str, Any],
+                                                                         message: str) -> None:
+    with pytest.raises(js.OptionError) as info:
+        js.jit(three, **options)
+    assert str(info.value) == message
 
 
 @pytest.mark.parametrize("jit", JITS)
@@ -434,6 +469,61 @@ def test_a_positional_only_parameter_can_be_named_static() -> None:
     with pytest.raises(ValueError):
         jax.jit(f, static_argnames="n")
     assert float(js.jit(f, static_argnames="n")(1.0, 3)) == 3.0
+
+
+def test_a_positional_only_parameter_can_be_named_donated() -> None:
+    def f(x: jax.Array, y: jax.Array, /) -> jax.Array:
+        return x + y
+
+    with pytest.raises(ValueError, match="positional-only"):
+        jax.jit(f, donate_argnames="y")
+    y = jnp.ones(2)
+    assert js.jit(f, donate_argnames="y")(jnp.ones(2), y).tolist() == [2.0, 2.0]
+    assert y.is_deleted()
+
+
+def test_a_dynamic_argument_moved_to_a_keyword_shares_the_program() -> None:
+    traces = []
+
+    def f(x: jax.Array, y: jax.Array) -> jax.Array:
+        traces.append(None)
+        return x + y
+
+    for jit, want in ((jax.jit, 3), (js.jit, 1)):
+        traces.clear()
+        g = jit(f)
+        g(1.0, 2.0), g(1.0, y=2.0), g(x=1.0, y=2.0)
+        assert len(traces) == want
+
+
+def test_in_shardings_apply_to_arguments_given_by_keyword() -> None:
+    mesh = jax.make_mesh((1,), ("d",))
+    one = NamedSharding(mesh, P())
+
+    def f(x: jax.Array, y: jax.Array) -> jax.Array:
+        return x + y
+
+    with pytest.raises(ValueError, match="pjit does not support kwargs when in_shardings is specified"):
+        jax.jit(f, in_shardings=(one, one))(1.0, y=jnp.float32(2.0))
+    out = js.jit(f, in_shardings=(one, one))(1.0, y=jnp.float32(2.0))
+    assert float(out) == 3.0 and out.sharding == one
+
+
+class _NoWeakReference:
+    __slots__ = ()
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return x * 2
+
+
+def test_a_callable_without_weak_references_is_jitted() -> None:
+    with pytest.raises(TypeError, match="cannot create weak reference"):
+        jax.jit(_NoWeakReference())(1.0)
+    assert float(js.jit(_NoWeakReference())(1.0)) == 2.0
+
+
+def test_repr_names_the_transform_and_the_function() -> None:
+    assert repr(js.jit(three)) == "<jaxstatic.jit of three>"
 
 
 def test_a_parameter_named_static_is_static_by_position_and_by_keyword() -> None:

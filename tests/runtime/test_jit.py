@@ -5,6 +5,7 @@ import gc
 import inspect
 import logging
 import pydoc
+import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -650,3 +651,34 @@ def test_programs_are_named_as_jax_jit_names_them(fn: Any) -> None:
     assert name(js.jit(fn).lower(*args)) == theirs
     assert name(js.jit(fn, cache_size=4).lower(*args)) == theirs  # the general path's program too
     assert theirs in ("@jit__scaled", "@jit__unnamed_function")
+
+
+def _jaxstatic_frames_above(caller: str) -> list[str]:
+    """The jaxstatic frames between the function ``caller`` and the function that calls this one."""
+    package = str(__import__("pathlib").Path(js.__file__).parent)
+    frame, found = sys._getframe(2), []
+    while frame.f_code.co_name != caller:
+        if frame.f_code.co_filename.startswith((package, "<jaxstatic>")):
+            found.append(frame.f_code.co_name)
+        frame = frame.f_back  # type: ignore[assignment]
+    return found
+
+
+@pytest.mark.parametrize("static", [pytest.param(3, id="the lane"), pytest.param({"n": 3}, id="the general path")])
+def test_few_frames_lie_between_a_first_call_and_the_body_so_nested_functions_recurse_deep(
+        hit_path: str, static: Any) -> None:
+    """Each frame between a call and the traced body is one level less that nested jitted functions can recurse
+    (``jax.jit`` puts five of its own there); jaxstatic adds its entry, the shape's dispatcher, the miss and the
+    body that hands over the static values."""
+    seen: list[list[str]] = []
+
+    @js.jit
+    def f(x: jax.Array, n: Static[Any]) -> jax.Array:
+        seen.append(_jaxstatic_frames_above("caller"))
+        return x
+
+    def caller() -> None:
+        f(jnp.ones(2), static)
+
+    caller()
+    assert len(seen) == 1 and len(seen[0]) <= 4, seen[0]

@@ -12,6 +12,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 import jaxstatic as js
@@ -109,3 +110,38 @@ def test_one_sharding_applies_to_every_dynamic_argument() -> None:
     assert out.sharding == sharded
     assert g(jnp.arange(16.0), jnp.ones(16), {"a": 3.0}).tolist() == out.tolist()
     assert g.trace_count == 1
+
+
+def _reduced_spec_supported() -> bool:
+    try:
+        P("x", reduced={"y"})
+    except TypeError:
+        return False
+    return hasattr(jax, "reshard") and hasattr(jax, "set_mesh")
+
+
+@pytest.mark.skipif(not _reduced_spec_supported(), reason="reduced axes in a PartitionSpec need JAX 0.8")
+def test_arguments_sharded_with_reduced_axes_run_as_with_jax_jit_and_a_retrace_names_the_spec() -> None:
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
+    reduced = P("x", None, reduced={"y"})
+    x = jax.device_put(jnp.arange(16.0).reshape(4, 4), NamedSharding(mesh, P("x", None)))  # type: ignore[no-untyped-call]
+
+    def to_reduced(x: jax.Array) -> jax.Array:
+        return jax.reshard(x, reduced)
+
+    def double(x: jax.Array, scale: Static[float] = 2.0) -> jax.Array:
+        return x * scale
+
+    with jax.set_mesh(mesh):
+        want = jax.jit(double)(jax.jit(to_reduced)(x))
+        g = js.jit(double)
+        g(x)
+        y = js.jit(to_reduced)(x)
+        got = g(y)
+    assert jax.typeof(got).sharding.spec == jax.typeof(want).sharding.spec
+    np.testing.assert_array_equal(got, want)
+    assert g.trace_count == 2
+    text = repr(reduced)  # JAX 0.12 adds unreduced_kind: whatever the installed JAX writes
+    assert g.retraces[-1].changes == (
+        f"x: sharding P('x', None) over mesh x=2, y=4 (Explicit, Explicit) -> P{text[text.index('('):]} over mesh "
+        "x=2, y=4 (Explicit, Explicit)",)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import gc
 import weakref
 from collections.abc import Callable
@@ -251,3 +252,44 @@ def test_clear_cache_and_dropping_release_static_values(release: str) -> None:
         del mapped
     gc.collect()
     assert ref() is None
+
+
+def _scaled(x: jax.Array, k: float) -> jax.Array:
+    return x * k
+
+
+def test_a_partial_maps_as_with_jax_pmap() -> None:
+    x = jnp.arange(N * 3, dtype=jnp.float32).reshape(N, 3)
+    scaled = functools.partial(_scaled, k=2.0)
+    np.testing.assert_array_equal(js.pmap(scaled)(x), jax.pmap(scaled)(x))
+
+
+def test_lower_compiles_the_program_calls_use_and_refuses_other_statics() -> None:
+    x = jnp.arange(N * 3, dtype=jnp.float32).reshape(N, 3)
+    mapped = js.pmap(_scaled, static_broadcasted_argnums=1)
+    want = jax.pmap(_scaled, static_broadcasted_argnums=1).lower(x, 3.0).compile()(x)
+    compiled = mapped.lower(x, 3.0).compile()
+    np.testing.assert_array_equal(compiled(x, 3.0), want)
+    np.testing.assert_array_equal(mapped(x, 3.0), want)
+    traces: list[None] = []
+
+    def counting(x: jax.Array, k: float) -> jax.Array:
+        traces.append(None)
+        return _scaled(x, k)
+
+    plain = jax.pmap(counting, static_broadcasted_argnums=1)
+    plain.lower(x, 3.0).compile()
+    plain(x, 3.0)
+    assert mapped.trace_count == len(traces)  # the call uses lower()'s program, tracing again where jax.pmap does
+    with pytest.raises(js.StaticMismatchError, match=r"^_scaled\(\) was compiled ahead of time for other static "
+                                                     r"arguments: k: 3\.0 -> 4\.0\. "):
+        compiled(x, 4.0)
+
+
+def test_lower_of_a_function_taking_args_calls_the_compiled_program_with_them_unpacked() -> None:
+    def total(x: jax.Array, *rest: jax.Array, scale: Static[float]) -> jax.Array:
+        return (x + sum(rest)) * scale
+
+    x = jnp.ones((N, 3))
+    compiled = js.pmap(total).lower(x, x, x, scale=2.0).compile()
+    np.testing.assert_array_equal(compiled(x, x, x, scale=2.0), np.full((N, 3), 6.0))

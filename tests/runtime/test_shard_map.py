@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
@@ -101,6 +102,16 @@ def test_in_specs_by_name_follow_keywords_and_variadic_extras(mesh: Mesh) -> Non
     assert by_name.cache_info().currsize == 1
     one_spec = js.shard_map(total, mesh=mesh, in_specs=P("batch"), out_specs=P("batch"))
     np.testing.assert_array_equal(one_spec(k=3, x=x, y=x), x * 2 * 3)
+
+
+def _summed(x: jax.Array, *rest: jax.Array, k: float) -> jax.Array:
+    return (x + sum(rest)) * k
+
+
+def test_a_partial_over_a_function_with_args_is_mapped(mesh: Mesh) -> None:
+    x = jnp.arange(float(N * 2))
+    summed = js.shard_map(functools.partial(_summed, k=2.0), mesh=mesh, in_specs=P("batch"), out_specs=P("batch"))
+    np.testing.assert_array_equal(summed(x, x, x), x * 3 * 2.0)
 
 
 def test_in_specs_name_the_dynamic_parameters_only(mesh: Mesh) -> None:

@@ -92,7 +92,6 @@ def test_filtering_off_shows_jaxstatics_frames(name: str) -> None:
     with filtering("off"):
         found = frames(CALLS[name])
     assert ("jaxstatic", "body") in found
-    assert ("jaxstatic", "_miss") in found or ("jaxstatic", "counted") in found  # the general path or the lane
     # the generated code, or the handler a hit in C (_hits) hands a failure to
     assert any(f[0] == "jaxstatic" and f[1] in ("entry", "dispatch", "__call__", "raise_failed") for f in found)
     assert ("jax", "reraise_with_filtered_traceback") in found
