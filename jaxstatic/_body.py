@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import _codegen, _explain, _freeze, _lane, _options
+from . import _codegen, _explain, _freeze, _lane, _naming
 from ._lane import jit_disabled
 from ._plan import Plan
 from ._state import Slot, State
@@ -53,25 +53,12 @@ class TracedBody(State):
                 return call(*call_args, **call_kwargs)
             if jit_disabled():
                 return _lane.eager(stats, call, call_args, call_kwargs)
-            signature: dict[str, _explain.DynamicSig | _explain.StaticSig] = {
-                **{n: _explain.StaticSig(k) for n, k in zip(labels, _codegen.static_keys(key))},
-                **{n: _explain.dynamic_sig(v) for n, v in dynamic.items()},
-            }
+            signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)), dynamic.items())
             # counted in the body itself, as the lane's body is: no frame more between a call and the traced function
-            record, ok = stats.begin_trace(signature, self._why_again(key)), False
-            try:
-                out = call(*call_args, **call_kwargs)
-                ok = True
-            finally:
-                stats.end_trace(signature, record, ok)
-            return out
+            with stats.tracing(signature, self._why_again(key)):
+                return call(*call_args, **call_kwargs)
 
-        body.__name__ = _options.program_name(fn)
-        body.__qualname__ = self._function
-        stub = _options.debug_stub(fn)
-        if stub is not None:  # JAX's debug info: the user's name, file and line
-            body.__wrapped__ = stub  # type: ignore[attr-defined]
-        body.__signature__ = _program_signature(named, varpos, varkw)  # type: ignore[attr-defined]
+        _naming.name_program(body, fn, self._function, _program_signature(named, varpos, varkw))
         return body
 
 

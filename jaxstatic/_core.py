@@ -28,7 +28,18 @@ from typing import TYPE_CHECKING, Any, ClassVar, Concatenate, Generic, TypeVar, 
 
 from typing_extensions import ParamSpec, Self
 
-from . import _compiled, _extension, _lane, _lazy, _options, _pickling, _shared, _stats, _traceback
+from . import (
+    _compiled,
+    _extension,
+    _lane,
+    _lazy,
+    _naming,
+    _options,
+    _pickling,
+    _shared,
+    _stats,
+    _traceback,
+)
 from ._annotations import deferring
 from ._body import TracedBody
 from ._errors import AnnotationError
@@ -75,7 +86,7 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
         self._fn_ref: Callable[[], Any] = _none
         self._handles: tuple[weakref.ref[Self], ...] = ()  # replaced whole, never changed: read by any thread
         _wrap(self, fn)
-        self._function = _options.display_name(fn)
+        self._function = _naming.display_name(fn)
         self._options = dict(options)
         self._signature_: inspect.Signature | None = None
         self._params_: _options.ParamOptions | None = None

@@ -30,7 +30,7 @@ from typing import Annotated, Any, get_args, get_origin
 
 import jax
 
-from . import _extension, _lazy, _options, _traceback
+from . import _extension, _lazy, _naming, _options, _traceback
 from ._annotations import (
     DONATE as DONATE,
     STATIC,
@@ -97,7 +97,7 @@ def with_declared(fn: Callable[..., Any], function: str, signature: inspect.Sign
 
 def donate_argnames(fn: Callable[..., Any]) -> tuple[str, ...]:
     """The names of ``fn``'s ``Donate`` parameters, for ``jax.jit(fn, donate_argnames=...)``."""
-    function = _options.display_name(fn)
+    function = _naming.display_name(fn)
     return declared(fn, function, _lazy.signature(fn), frozenset())
 
 

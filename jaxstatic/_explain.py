@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 import jax
@@ -76,6 +76,13 @@ def dynamic_sig(value: Any) -> DynamicSig:
     """The signature of a dynamic argument: from tracers inside a trace, or from the concrete arguments."""
     leaves, treedef = jax.tree_util.tree_flatten_with_path(value)
     return DynamicSig(treedef, tuple(_leaf_sig(jax.tree_util.keystr(p), x) for p, x in leaves))
+
+
+def call_signature(statics: Iterable[tuple[str, Any]], dynamics: Iterable[tuple[str, Any]]) -> Signature:
+    """The signature of one trace: each static parameter's frozen key, each dynamic one's ``dynamic_sig``."""
+    signature: dict[str, DynamicSig | StaticSig] = {name: StaticSig(key) for name, key in statics}
+    signature.update((name, dynamic_sig(value)) for name, value in dynamics)
+    return signature
 
 
 def _leaf_sig(path: str, leaf: Any) -> LeafSig:

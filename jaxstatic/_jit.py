@@ -20,7 +20,7 @@ import jax
 from jax.sharding import PartitionSpec
 from typing_extensions import ParamSpec, Self
 
-from . import _donate, _options
+from . import _donate, _naming, _options
 from ._core import BoundMethod, StaticFunction
 from ._errors import option_error, unknown_options_error
 from ._plan import Layout, Plan
@@ -103,13 +103,13 @@ class JitFunction(StaticFunction[_P, _R]):
 
     def __init__(self, fn: Callable[_P, _R], *, max_traces: int | None = None,
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE, **jax_options: Any) -> None:
-        self._strict_donation = _donate.pop_strict(_options.display_name(fn), jax_options)
+        self._strict_donation = _donate.pop_strict(_naming.display_name(fn), jax_options)
         unknown = set(jax_options) - _jax_jit_options()
         if unknown:
-            raise unknown_options_error("jit", _options.display_name(fn), unknown,
+            raise unknown_options_error("jit", _naming.display_name(fn), unknown,
                                         _jax_jit_options() | {"max_traces", "cache_size", "strict_donation"})
         self._in_shardings: Any = jax_options.pop("in_shardings", None)
-        _check_shardings(_options.display_name(fn), self._in_shardings, jax_options)
+        _check_shardings(_naming.display_name(fn), self._in_shardings, jax_options)
         self._by_name: dict[str, Any] | None = None
         super().__init__(fn, jax_options, max_traces=max_traces, cache_size=cache_size)
         self._deprecated = _warn_deprecated(jax_options)

@@ -40,7 +40,7 @@ from typing import Any
 
 import jax
 
-from . import _codegen, _compat, _compiled, _explain, _extension, _freeze, _options, _typecheck
+from . import _codegen, _compat, _compiled, _explain, _extension, _freeze, _naming, _typecheck
 from ._owner import Owner
 from ._plan import Layout, Plan
 
@@ -109,26 +109,16 @@ class Lane:
                 return eager(stats, call, args, kwargs)
             _typecheck.check(owner._fn, owner._function, plan.static_values(args, kwargs))  # JAX's miss: new values
             key = key_of(args, kwargs)
-            signature: dict[str, _explain.DynamicSig | _explain.StaticSig] = {
-                **{n: _explain.StaticSig(k) for n, k in zip(labels, _codegen.static_keys(key))},
-                **{n: _explain.dynamic_sig(src.get(args, kwargs)) for n, src in plan.dynamics},
-            }
-            # counted (``stats.begin_trace``/``end_trace``) in the body itself: no frame more between a call and the function it traces
-            record, ok = stats.begin_trace(signature, owner._why_again(key)), False
-            try:
+            signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)),
+                                                ((n, src.get(args, kwargs)) for n, src in plan.dynamics))
+            # counted in the body itself, as the general path's body is: no frame more between a call and the
+            # function it traces
+            with stats.tracing(signature, owner._why_again(key)):
                 out = call(*args, **kwargs)
-                ok = True
-            finally:
-                stats.end_trace(signature, record, ok)
             self.traced(key)
             return out
 
-        body.__name__ = _options.program_name(fn)
-        body.__qualname__ = owner._function
-        stub = _options.debug_stub(fn)
-        if stub is not None:  # JAX's debug info: the user's name and line
-            body.__wrapped__ = stub  # type: ignore[attr-defined]
-        body.__signature__ = layout.signature  # type: ignore[attr-defined]
+        _naming.name_program(body, fn, owner._function, layout.signature)
         return body
 
     # -- calls the lane does not take -------------------------------------------------------------------------

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
 import inspect
 import numbers
-import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ._errors import OptionError, option_error
+from ._naming import display_name
 
 _Kind = inspect.Parameter
 
@@ -49,27 +48,6 @@ def check_callable(fn: object, transform: str) -> Callable[..., Any]:
         if target is None:
             break
     return fn
-
-
-def display_name(fn: Callable[..., Any]) -> str:
-    """``Model.apply``: the qualified name without ``<locals>`` scopes, as errors and reports print it."""
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
-    if name is None:  # a callable instance
-        name = type(fn).__qualname__
-    return str(name).rpartition("<locals>.")[2]
-
-
-def program_name(fn: Any) -> str:
-    """The name JAX gives a program of ``fn`` (``jit_loss`` for ``functools.partial(loss, n=2)``), as its own
-    ``fun_name`` does, so that profiles and HLO dumps show the user's name."""
-    for _ in range(64):
-        name = getattr(fn, "__name__", None)
-        if name is not None:
-            return str(name)
-        if not isinstance(fn, functools.partial):
-            break
-        fn = fn.func
-    return "<unnamed function>"
 
 
 def _describe(value: object) -> str:
@@ -263,26 +241,6 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
 
 
 __all__ = ["ANY_CALL", "JAX_JIT_CACHE_SIZE", "OptionError", "ParamOptions", "argnums_into_varargs", "as_tuple",
-           "debug_stub", "check_argnames", "check_cache_size",
-           "check_callable", "check_max_traces", "check_not_static", "display_name", "program_name", "names_of_argnums",
-           "per_parameter", "positional", "resolve_param_options"]
+           "check_argnames", "check_cache_size", "check_callable", "check_max_traces", "check_not_static",
+           "names_of_argnums", "per_parameter", "positional", "resolve_param_options"]
 
-
-def debug_stub(fn: Callable[..., Any]) -> Callable[..., Any] | None:
-    """What a program's body gives JAX as its ``__wrapped__``, from which JAX reads the user's name, file and line:
-    a function of ``fn``'s code, name and module that holds nothing of ``fn``'s (no closure values, defaults or
-    globals), so that a program never keeps the function, nor the arrays it captured, alive."""
-    try:
-        target: Any = inspect.unwrap(fn)  # where JAX would read them: the innermost function
-    except ValueError:  # a __wrapped__ cycle
-        return None
-    target = getattr(target, "__func__", target)  # a bound method: its function
-    if not isinstance(target, types.FunctionType):
-        call = inspect.getattr_static(type(target), "__call__", None)
-        if not isinstance(call, types.FunctionType):
-            return None
-        target = call
-    code = target.__code__
-    stub = types.FunctionType(code, {}, target.__name__, None, tuple(types.CellType() for _ in code.co_freevars))
-    stub.__qualname__, stub.__module__ = target.__qualname__, target.__module__
-    return stub

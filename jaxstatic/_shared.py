@@ -17,7 +17,7 @@ reference to the function and its jitted function, garbage collector or not: whe
 programs go with it (``jax.jit``'s programs hold the arrays they closed over), and a function not shared (a bound
 method, a partial) has a core and a handle too, whose programs go with the handle. The programs' bodies read the
 function through the core at each trace, and hand JAX, for its debug info, a stub of the function's code
-(``_options.debug_stub``) that holds nothing of the function's.
+(``_naming.debug_stub``) that holds nothing of the function's.
 
 What is shared and what not:
 

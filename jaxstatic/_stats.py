@@ -184,6 +184,12 @@ class TraceStats:
             self.running += 1
             return record
 
+    def tracing(self, signature: Signature, reason: str = DROPPED) -> Tracing:
+        """``with stats.tracing(signature, reason): out = fn(...)``: one trace counted around the user's code
+        (``begin_trace`` on entry, ``end_trace`` on exit, counted when no exception left it). Written in the traced
+        body itself: a ``with`` adds no frame between a call and the function it traces."""
+        return Tracing(self, signature, reason)
+
     def end_trace(self, signature: Signature, record: Retrace | None, ok: bool) -> None:
         with self.lock:
             self.running -= 1
@@ -249,6 +255,22 @@ class TraceStats:
             history, self._history = self._history, []
             self._cleared = True
             return history
+
+
+class Tracing:
+    """One trace in progress (``TraceStats.tracing``): its signature, and the retrace record ``begin_trace`` made."""
+
+    __slots__ = ("reason", "record", "signature", "stats")
+
+    def __init__(self, stats: TraceStats, signature: Signature, reason: str) -> None:
+        self.stats, self.signature, self.reason = stats, signature, reason
+        self.record: Retrace | None = None
+
+    def __enter__(self) -> None:
+        self.record = self.stats.begin_trace(self.signature, self.reason)
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
+        self.stats.end_trace(self.signature, self.record, kind is None)
 
 
 def site_of(fn: Callable[..., object]) -> str:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 import jax
 from typing_extensions import ParamSpec
 
-from . import _compat, _donate, _lazy, _options
+from . import _compat, _donate, _lazy, _naming, _options
 from ._core import StaticFunction
 from ._errors import option_error
 from ._plan import Layout, Plan
@@ -143,7 +143,7 @@ class VmapFunction(StaticFunction[_P, _R]):
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
         self._in_axes_given = in_axes
         self._in_axes: InAxes | None = None
-        _check_out_axes(_options.display_name(fn), out_axes)
+        _check_out_axes(_naming.display_name(fn), out_axes)
         self._vmap_options = {"out_axes": out_axes, "axis_name": axis_name, "axis_size": axis_size,
                               "spmd_axis_name": spmd_axis_name}
         super().__init__(fn, {}, cache_size=cache_size)
