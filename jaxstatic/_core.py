@@ -72,13 +72,14 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
     _counts_traces: ClassVar[bool] = True  # jit and pmap count traces; vmap and grad leave that to a jit above them
     _eager_without_jit: ClassVar[bool] = False  # jit alone becomes the plain function under jax.disable_jit()
     _shares: ClassVar[bool] = True  # made again from the same function and options, the one made before
+    # jaxstatic's own options (``_options.Own``), given among the options and taken out before JAX sees them
+    _own_options: ClassVar[tuple[_options.Own, ...]] = (_options.MAX_TRACES, _options.CACHE_SIZE)
     _made: tuple[tuple[Any, ...], dict[str, Any]]  # set by _shared: the options it was made with
     # Kept apart from the shared ``__dict__``: the function this object holds strongly (None: a shared core, kept in
     # the function's own ``__dict__``, which holds it weakly, so that no reference cycle keeps the function alive)
     __slots__ = ("__dict__", "__weakref__", "_keep")
 
-    def __init__(self, fn: Callable[_P, _R], options: dict[str, Any], *, max_traces: int | None = None,
-                 cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
+    def __init__(self, fn: Callable[_P, _R], options: dict[str, Any]) -> None:
         fn = _options.check_callable(fn, f"jaxstatic.{self._transform}")
         self._keep: Callable[..., Any] | None = fn
         # the object whose closures the programs hold: itself, or for a handle its core (``_shared``)
@@ -87,11 +88,12 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
         self._handles: tuple[weakref.ref[Self], ...] = ()  # replaced whole, never changed: read by any thread
         _wrap(self, fn)
         self._function = _naming.display_name(fn)
-        self._options = dict(options)
+        self._options = dict(options)  # JAX's options: jaxstatic's own (``_own_options``) are taken out
+        self._own_values = _options.take_own(self._own_options, self._function, self._options)
         self._signature_: inspect.Signature | None = None
         self._params_: _options.ParamOptions | None = None
-        self._stats = _stats.TraceStats(self._function, _options.check_max_traces(self._function, max_traces),
-                                        _options.check_cache_size(self._function, cache_size), self._label(fn))
+        self._stats = _stats.TraceStats(self._function, self._own_values["max_traces"],
+                                        self._own_values["cache_size"], self._label(fn))
         self._cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
         self._stats.currsize = self._cache.__len__
         self._stats.transforms = _transforms(self)

@@ -233,12 +233,15 @@ def set_strict_donation(strict: bool | None) -> None:
 set_strict_donation(None)
 
 
-def pop_strict(function: str, options: dict[str, Any]) -> bool | None:
-    value = options.pop("strict_donation", None)
+def check_strict(function: str, value: Any) -> bool | None:
     if value is not None and type(value) is not bool:
         raise option_error("strict_donation", function, f"is {value!r}",
-                                    "Give True (raise where a donated buffer is not usable), False or None.")
+                           "Give True (raise where a donated buffer is not usable), False or None.")
     return value
+
+
+STRICT_DONATION = _options.Own("strict_donation", None, check_strict)
+"""``js.jit``'s: a donation XLA cannot use raises ``UnusableDonationError`` (``None``: as ``set_strict_donation``)."""
 
 
 def _watched(program: Callable[..., Any], function: str, pairs: tuple[tuple[int, str], ...], args: tuple[Any, ...],
@@ -282,5 +285,5 @@ def _unusable_message(function: str, text: str, pairs: tuple[tuple[int, str], ..
 
 
 __all__ = ["DONATE", "DeletedArrayError", "Donate", "Donation", "UnusableDonationError", "declared", "donate_argnames",
-           "donate_argnums", "donation_of", "pop_strict", "recording", "set_strict_donation",
+           "donate_argnums", "donation_of", "check_strict", "STRICT_DONATION", "recording", "set_strict_donation",
            "with_declared"]

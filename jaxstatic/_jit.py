@@ -100,19 +100,19 @@ class JitFunction(StaticFunction[_P, _R]):
 
     _transform = "jit"
     _eager_without_jit = True
+    _own_options = (*StaticFunction._own_options, _donate.STRICT_DONATION)
 
-    def __init__(self, fn: Callable[_P, _R], *, max_traces: int | None = None,
-                 cache_size: int = _options.JAX_JIT_CACHE_SIZE, **jax_options: Any) -> None:
-        self._strict_donation = _donate.pop_strict(_naming.display_name(fn), jax_options)
-        unknown = set(jax_options) - _jax_jit_options()
+    def __init__(self, fn: Callable[_P, _R], **options: Any) -> None:
+        function = _naming.display_name(fn)
+        unknown = set(options) - _jax_jit_options() - {own.name for own in self._own_options}
         if unknown:
-            raise unknown_options_error("jit", _naming.display_name(fn), unknown,
-                                        _jax_jit_options() | {"max_traces", "cache_size", "strict_donation"})
-        self._in_shardings: Any = jax_options.pop("in_shardings", None)
-        _check_shardings(_naming.display_name(fn), self._in_shardings, jax_options)
+            raise unknown_options_error("jit", function, unknown,
+                                        _jax_jit_options() | {own.name for own in self._own_options})
+        self._in_shardings: Any = options.pop("in_shardings", None)
+        _check_shardings(function, self._in_shardings, options)
         self._by_name: dict[str, Any] | None = None
-        super().__init__(fn, jax_options, max_traces=max_traces, cache_size=cache_size)
-        self._deprecated = _warn_deprecated(jax_options)
+        super().__init__(fn, options)
+        self._deprecated = _warn_deprecated(self._options)
 
     def _checks_at_decoration(self) -> bool:
         return self._in_shardings is not None
@@ -168,7 +168,7 @@ class JitFunction(StaticFunction[_P, _R]):
             return program
         names = [*program_args, *[program_args[-1]] * len(self._params().donate_extras)]
         return _donate.recording(program, self._function, [(i, names[min(i, len(names) - 1)]) for i in donate],
-                                 self._strict_donation)
+                                 self._own_values["strict_donation"])
 
     # -- ahead of time, and jax.jit's other entry points -----------------------------------------------------
 
@@ -250,8 +250,7 @@ def jit(fn: None = None, /, *, max_traces: int | None = None, cache_size: int = 
         donate_argnames: str | Iterable[str] | None = ..., keep_unused: bool = ..., device: Any | None = ...,
         backend: str | None = ..., inline: bool = ..., compiler_options: dict[str, Any] | None = ...,
         abstracted_axes: Any | None = ...) -> Callable[[Callable[_P, _R]], JitFunction[_P, _R]]: ...
-def jit(fn: Callable[_P, _R] | None = None, /, *, max_traces: int | None = None,
-        cache_size: int = _options.JAX_JIT_CACHE_SIZE, **jax_options: Any) -> Any:
+def jit(fn: Callable[_P, _R] | None = None, /, **options: Any) -> Any:
     """Compile ``fn`` with JAX; parameters annotated ``Static[...]`` are static.
 
     Static values may be anything static-hashable (hashable, or builtin containers of such), so a ``dict`` config
@@ -263,14 +262,15 @@ def jit(fn: Callable[_P, _R] | None = None, /, *, max_traces: int | None = None,
 
     ``max_traces`` (``None`` or an int >= 0) raises ``RetraceError`` instead of tracing past that many times;
     ``cache_size`` bounds the programs kept (least recently used evicted; default 8192, ``jax.jit``'s own bound).
-    ``strict_donation=True`` makes a donation XLA cannot use an ``UnusableDonationError`` instead of JAX's warning.
+    ``strict_donation`` (``True``) makes a donation XLA cannot use an ``UnusableDonationError`` instead of JAX's
+    warning. These three are jaxstatic's own (``JitFunction._own_options``); JAX never sees them.
 
     The returned ``JitFunction`` is called like ``fn`` and offers ``trace_count``, ``retraces``, ``cache_info()``,
     ``clear_cache()``, ``lower(...)``, ``trace(...)`` and ``eval_shape(...)``.
     """
     if fn is None:
-        return functools.partial(jit, max_traces=max_traces, cache_size=cache_size, **jax_options)
-    return JitFunction(fn, max_traces=max_traces, cache_size=cache_size, **jax_options)
+        return functools.partial(jit, **options)
+    return JitFunction(fn, **options)
 
 
 __all__ = ["JitFunction", "JitMethod", "jit"]

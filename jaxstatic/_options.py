@@ -134,6 +134,25 @@ def _plain(signature: inspect.Signature) -> str:
                                  return_annotation=inspect.Signature.empty))
 
 
+@dataclasses.dataclass(frozen=True)
+class Own:
+    """One of jaxstatic's own options (one JAX does not have), declared once with its check. A transform lists those
+    it takes (``StaticFunction._own_options``); from that list alone come the options taken out before JAX sees the
+    rest (``take_own``), the names an unknown option is compared with, and the tests that hold ``js.jit``'s typed
+    overloads, its docstring and its guide to it. A new option: its declaration here (or beside the code it
+    concerns), its name in a transform's list, its use (``self._own_values[name]``), its test."""
+
+    name: str
+    default: Any
+    check: Callable[[str, Any], Any]  # (function, value given) -> the value used; raises OptionError if refused
+
+
+def take_own(declared: Iterable[Own], function: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Take the declared options out of ``options`` (JAX never sees one: any option left would take the exact-key
+    lane away), each checked, its default where it was not given."""
+    return {own.name: own.check(function, options.pop(own.name, own.default)) for own in declared}
+
+
 def check_max_traces(function: str, value: Any) -> int | None:
     if value is None or (type(value) is int and value >= 0):
         return value
@@ -151,6 +170,12 @@ def check_cache_size(function: str, value: Any) -> int:
         return value
     raise option_error("cache_size", function, f"is {_describe(value)}",
                        f"Give an int >= 1, the number of compiled programs kept (default {JAX_JIT_CACHE_SIZE}).")
+
+
+MAX_TRACES = Own("max_traces", None, check_max_traces)
+"""``RetraceError`` instead of a trace past this many (``None``: no limit)."""
+CACHE_SIZE = Own("cache_size", JAX_JIT_CACHE_SIZE, check_cache_size)
+"""The programs kept, least recently used evicted past it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,7 +265,7 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
                        f"parameter(s) {dynamic}", f"Give one entry per parameter in {dynamic}, or a dict by name.")
 
 
-__all__ = ["ANY_CALL", "JAX_JIT_CACHE_SIZE", "OptionError", "ParamOptions", "argnums_into_varargs", "as_tuple",
+__all__ = ["ANY_CALL", "CACHE_SIZE", "JAX_JIT_CACHE_SIZE", "MAX_TRACES", "OptionError", "Own", "ParamOptions", "argnums_into_varargs", "as_tuple",
            "check_argnames", "check_cache_size", "check_callable", "check_max_traces", "check_not_static",
-           "names_of_argnums", "per_parameter", "positional", "resolve_param_options"]
+           "names_of_argnums", "per_parameter", "positional", "resolve_param_options", "take_own"]
 

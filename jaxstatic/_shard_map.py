@@ -135,7 +135,7 @@ class ShardMapFunction(StaticFunction[_P, _R]):
         self._in_specs = in_specs
         self._by_name: dict[str, Any] | None = None
         self._shard_options = {"out_specs": out_specs, "mesh": mesh, "axis_names": axis_names, "check_vma": check_vma}
-        super().__init__(fn, {}, max_traces=max_traces, cache_size=cache_size)
+        super().__init__(fn, {"max_traces": max_traces, "cache_size": cache_size})
         needs = _compat.shard_map_needs(mesh, in_specs)
         if needs is not None:
             raise option_error("shard_map", self._function, f"is given {needs}, which needs JAX "

@@ -146,7 +146,7 @@ class VmapFunction(StaticFunction[_P, _R]):
         _check_out_axes(_naming.display_name(fn), out_axes)
         self._vmap_options = {"out_axes": out_axes, "axis_name": axis_name, "axis_size": axis_size,
                               "spmd_axis_name": spmd_axis_name}
-        super().__init__(fn, {}, cache_size=cache_size)
+        super().__init__(fn, {"cache_size": cache_size})
 
     def _checks_at_decoration(self) -> bool:
         """An int or None needs no signature; any other ``in_axes`` is checked against it when applied."""
@@ -260,7 +260,7 @@ class PmapFunction(StaticFunction[_P, _R]):
                               "axis_size": axis_size}
         params = {"static_argnums": _argnums(static_broadcasted_argnums), "donate_argnums": _argnums(donate_argnums)}
         # given only when non-empty, so that a plain js.pmap(f) reads no signature until its first call
-        super().__init__(fn, {k: v for k, v in params.items() if v}, max_traces=max_traces, cache_size=cache_size)
+        super().__init__(fn, {**{k: v for k, v in params.items() if v}, "max_traces": max_traces, "cache_size": cache_size})
 
     def _checks_at_decoration(self) -> bool:
         return not (self._in_axes is None or type(self._in_axes) is int)
