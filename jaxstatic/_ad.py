@@ -59,7 +59,7 @@ class GradFunction(StaticFunction[_P, _R]):
     def _resolve(self, layout: Layout) -> None:
         """Which parameters are differentiated, by name: ``argnums``/``argnames``, or the first one that is
         neither Static nor NoDiff; never a Static or NoDiff one."""
-        function, signature = self._function, layout.signature
+        function, signature = self._name, layout.signature
         if self._argnums is not None and self._argnames is not None:
             raise option_error("argnums/argnames", function, f"are both given ({self._argnums!r} and "
                                f"{self._argnames!r})", "Name the differentiated parameters one way.")
@@ -87,9 +87,9 @@ class GradFunction(StaticFunction[_P, _R]):
         extras = next((plan.nargs - src.index for _, src in plan.dynamics if src.kind == "varpos"), 0)
         for name in self._diff:
             if isinstance(name, str) and name not in named:
-                raise missing_argument_error(self._transform, self._function, name)
+                raise missing_argument_error(self._transform, self._name, name)
             if isinstance(name, int) and name >= extras:
-                raise missing_extra_error(self._transform, self._function, self._varargs(), name, extras)
+                raise missing_extra_error(self._transform, self._name, self._varargs(), name, extras)
         # a *args extra by its position among them: they follow the named values, one argument each
         argnums = tuple(named.index(n) if isinstance(n, str) else len(named) + n for n in self._diff)
         transform = jax.value_and_grad if self._value else jax.grad

@@ -58,7 +58,7 @@ class TracedBody(State):
             with stats.tracing(signature, self._why_again(key)):
                 return call(*call_args, **call_kwargs)
 
-        _naming.name_program(body, fn, self._function, _program_signature(named, varpos, varkw))
+        _naming.name_program(body, fn, self._name, _program_signature(named, varpos, varkw))
         return body
 
 

@@ -72,6 +72,7 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
     _counts_traces: ClassVar[bool] = True  # jit and pmap count traces; vmap and grad leave that to a jit above them
     _eager_without_jit: ClassVar[bool] = False  # jit alone becomes the plain function under jax.disable_jit()
     _shares: ClassVar[bool] = True  # made again from the same function and options, the one made before
+    _method_type: ClassVar[type[BoundMethod[Any, Any]]]  # what ``__get__`` binds to an instance: set below
     # jaxstatic's own options (``_options.Own``), given among the options and taken out before JAX sees them
     _own_options: ClassVar[tuple[_options.Own, ...]] = (_options.MAX_TRACES, _options.CACHE_SIZE)
     _made: tuple[tuple[Any, ...], dict[str, Any]]  # set by _shared: the options it was made with
@@ -87,12 +88,12 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
         self._fn_ref: Callable[[], Any] = _none
         self._handles: tuple[weakref.ref[Self], ...] = ()  # replaced whole, never changed: read by any thread
         _wrap(self, fn)
-        self._function = _naming.display_name(fn)
+        self._name = _naming.display_name(fn)
         self._options = dict(options)  # JAX's options: jaxstatic's own (``_own_options``) are taken out
-        self._own_values = _options.take_own(self._own_options, self._function, self._options)
+        self._own_values = _options.take_own(self._own_options, self._name, self._options)
         self._signature_: inspect.Signature | None = None
         self._params_: _options.ParamOptions | None = None
-        self._stats = _stats.TraceStats(self._function, self._own_values["max_traces"],
+        self._stats = _stats.TraceStats(self._name, self._own_values["max_traces"],
                                         self._own_values["cache_size"], self._label(fn))
         self._cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
         self._stats.currsize = self._cache.__len__
@@ -174,7 +175,7 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
     def _label(self, fn: Callable[..., Any]) -> str:
         """``jit(grad(loss))``: this transform around the one it wraps, as ``trace_report()`` names it."""
         inner = inner_transform(fn)
-        return f"{self._transform}({inner._stats.label if inner is not None else self._function})"
+        return f"{self._transform}({inner._stats.label if inner is not None else self._name})"
 
     # -- what a transform supplies ---------------------------------------------------------------------------
 
@@ -264,9 +265,9 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
     @overload
     def __get__(self, instance: object, owner: type | None = None) -> Self: ...
     def __get__(self, instance: object, owner: type | None = None) -> Any:
-        """A method: bound like a function, so ``obj.apply(x)`` passes ``obj`` as the first argument, and so do
-        ``obj.apply.lower(x)``, ``.trace`` and ``.eval_shape``."""
-        return self if instance is None else BoundMethod(self, instance)
+        """A method: bound like a function, so ``obj.apply(x)`` passes ``obj`` as the first argument: a
+        ``_method_type`` (a ``JitMethod`` for ``js.jit``, whose ``lower``, ``trace`` and ``eval_shape`` bind it too)."""
+        return self if instance is None else self._method_type(self, instance)
 
     @property
     def trace_count(self) -> int:
@@ -317,7 +318,7 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
         return self._signature()
 
     def __repr__(self) -> str:
-        return f"<jaxstatic.{self._transform} of {self._function}>"
+        return f"<jaxstatic.{self._transform} of {self._name}>"
 
     def __reduce__(self) -> str | tuple[Any, ...]:
         """Pickled as ``jax.jit`` functions are: by reference where its module and name lead back to it (a
@@ -325,7 +326,7 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
         ``__main__``, which another process's ``__main__`` does not hold) by value, as the transform of its function
         with the same options, which a pickler that pickles functions by value (cloudpickle) can ship to another
         process."""
-        name = str(getattr(self, "__qualname__", self._function))
+        name = str(getattr(self, "__qualname__", self._name))
         module = getattr(self, "__module__", None)
         if module != "__main__" and _pickling.importable(self, module, name):
             return name
@@ -366,6 +367,9 @@ class BoundMethod(functools.partial[Any], Generic[_P, _R_co]):
     else:  # typed above, so that a misspelt attribute is reported
         def __getattr__(self, name: str) -> Any:
             return getattr(self.func, name)
+
+
+StaticFunction._method_type = BoundMethod
 
 
 def _wrap(self: StaticFunction[Any, Any], fn: Callable[..., Any]) -> None:

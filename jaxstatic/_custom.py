@@ -134,18 +134,18 @@ class _CustomFunction(StaticFunction[_P, _R]):
         if self._params_ is None:
             params = super()._params()
             argnums, argnames = self._nondiff_options
-            extra = (*_options.names_of_argnums(self._function, self._signature(), argnums, "nondiff_argnums"),
-                     *_options.check_argnames(self._function, self._signature(), argnames, "nondiff_argnames"))
+            extra = (*_options.names_of_argnums(self._name, self._signature(), argnums, "nondiff_argnums"),
+                     *_options.check_argnames(self._name, self._signature(), argnames, "nondiff_argnames"))
             self._params_ = dataclasses.replace(params, static=params.static | frozenset(extra))
         return self._params_
 
     def _resolve(self, layout: Layout) -> None:
         for name, p in layout.signature.parameters.items():
             if p.kind is _Kind.VAR_KEYWORD:
-                raise option_error(self._transform, self._function, f"has a **{name} parameter, which the rules "
+                raise option_error(self._transform, self._name, f"has a **{name} parameter, which the rules "
                                    "cannot take by position", "Give those values as named parameters.")
             if p.kind is _Kind.VAR_POSITIONAL and name in layout.nodiff:
-                raise option_error(self._transform, self._function, f"marks *{name} NoDiff", "Mark it Static, "
+                raise option_error(self._transform, self._name, f"marks *{name} NoDiff", "Mark it Static, "
                                    "or give the NoDiff values as named parameters.")
         if self._rules is not None:
             self._check_rules(layout, *self._rules)
@@ -154,7 +154,7 @@ class _CustomFunction(StaticFunction[_P, _R]):
         """Check the rules against the signature now when the annotations resolve (else at the first call)."""
         for role, rule in zip(self._roles, rules):
             if not callable(rule):
-                raise rule_not_callable_error(self._transform, self._function, role, rule)
+                raise rule_not_callable_error(self._transform, self._name, role, rule)
         with contextlib.suppress(AnnotationError), deferring():
             self._check_rules(self._layout(), *rules)
         self._rules = rules
@@ -195,7 +195,7 @@ class _CustomFunction(StaticFunction[_P, _R]):
             why += f": it cannot take {culprit!r}" if culprit else ""
         name = getattr(rule, "__name__", role)
         call = f"{role}({', '.join([*labels, *(f'{k}=...' for k in keywords)])})"
-        raise rule_signature_error(self._transform, self._function, role, f"{name}{_options._plain(signature)}",
+        raise rule_signature_error(self._transform, self._name, role, f"{name}{_options._plain(signature)}",
                                    call, why, fix)
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
@@ -224,7 +224,7 @@ class _CustomFunction(StaticFunction[_P, _R]):
 
     def _rules_or_error(self) -> tuple[Callable[..., Any], ...]:
         if self._rules is None:
-            raise missing_rule_error(self._transform, self._function, self._define)
+            raise missing_rule_error(self._transform, self._name, self._define)
         return self._rules
 
     def _primal(self, inputs: Inputs, body: Callable[..., Any]) -> Callable[..., Any]:
@@ -276,7 +276,7 @@ class CustomVJPFunction(_CustomFunction[_P, _R]):
         self._check_rule("fwd", fwd, [p.name for p in params if p.kind in (_Kind.POSITIONAL_ONLY,
                                                                              _Kind.POSITIONAL_OR_KEYWORD)],
                          [p.name for p in params if p.kind is _Kind.KEYWORD_ONLY],
-                         f"fwd takes the same parameters as {self._function}, Static ones included.")
+                         f"fwd takes the same parameters as {self._name}, Static ones included.")
         labels = self._nondiff_labels(layout)
         if labels is not None:
             self._check_rule("bwd", bwd, [*labels, "residuals", "g"], [], _fix("bwd", labels, "the residuals and "
@@ -290,7 +290,7 @@ class CustomVJPFunction(_CustomFunction[_P, _R]):
             args, kwargs = layout.assemble(inputs.dynamic(values), statics_of(plan, slot))
             pair = self._rules_or_error()[0](*args, **kwargs)
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise rule_output_error(self._transform, self._function, "fwd", _describe(pair),
+                raise rule_output_error(self._transform, self._name, "fwd", _describe(pair),
                                         "fwd returns a pair (output, residuals)")
             return pair[0], (tuple(values[i] for i in inputs.nodiff), pair[1])
 
@@ -308,8 +308,8 @@ class CustomVJPFunction(_CustomFunction[_P, _R]):
             cts = tuple(cts)
         if not isinstance(cts, tuple) or len(cts) != len(inputs.diff):
             names = inputs.labels(inputs.diff)
-            raise rule_output_error(self._transform, self._function, "bwd", _describe(cts),
-                                    f"{self._function} has {len(names)} differentiable input(s) {names}: return a "
+            raise rule_output_error(self._transform, self._name, "bwd", _describe(cts),
+                                    f"{self._name} has {len(names)} differentiable input(s) {names}: return a "
                                     "tuple with one cotangent per input, in that order (None for zero); Static and "
                                     "NoDiff parameters get none")
         out: list[Any] = [None] * len(inputs.names)

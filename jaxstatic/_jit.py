@@ -119,15 +119,15 @@ class JitFunction(StaticFunction[_P, _R]):
 
     def _resolve(self, layout: Layout) -> None:
         # Donate[...] marks join donate_argnums/donate_argnames, once the Static parameters are known
-        params = self._params_ = _donate.with_declared(self._fn, self._function, layout.signature, layout.static,
+        params = self._params_ = _donate.with_declared(self._fn, self._name, layout.signature, layout.static,
                                                        self._params())
         varargs = [n for n, p in layout.signature.parameters.items() if p.kind is p.VAR_POSITIONAL]
-        _options.check_not_static(self._function, [*params.donate, *(varargs if params.donate_extras else ())],
+        _options.check_not_static(self._name, [*params.donate, *(varargs if params.donate_extras else ())],
                                   layout.static, "donate_argnums/donate_argnames")
         for k in sorted(params.donate_extras & params.static_extras):
-            _options.check_not_static(self._function, [f"{varargs[0]}[{k}]"], frozenset([f"{varargs[0]}[{k}]"]),
+            _options.check_not_static(self._name, [f"{varargs[0]}[{k}]"], frozenset([f"{varargs[0]}[{k}]"]),
                                       "donate_argnums")
-        self._by_name = _options.per_parameter(self._function, layout.signature, self._in_shardings, "in_shardings",
+        self._by_name = _options.per_parameter(self._name, layout.signature, self._in_shardings, "in_shardings",
                                                layout.static)
 
     def _takes_lane(self) -> bool:
@@ -167,7 +167,7 @@ class JitFunction(StaticFunction[_P, _R]):
         if not donate:
             return program
         names = [*program_args, *[program_args[-1]] * len(self._params().donate_extras)]
-        return _donate.recording(program, self._function, [(i, names[min(i, len(names) - 1)]) for i in donate],
+        return _donate.recording(program, self._name, [(i, names[min(i, len(names) - 1)]) for i in donate],
                                  self._own_values["strict_donation"])
 
     # -- ahead of time, and jax.jit's other entry points -----------------------------------------------------
@@ -177,7 +177,7 @@ class JitFunction(StaticFunction[_P, _R]):
         from ._aot import Compilation, Lowered  # ahead of time alone loads it
 
         plan, key, lowered = self._with_program("lower", args, kwargs)
-        return Lowered(Compilation(self._function, plan, key, lambda a, k: self._shape(a, k)[0], self._key), lowered)
+        return Lowered(Compilation(self._name, plan, key, lambda a, k: self._shape(a, k)[0], self._key), lowered)
 
     def trace(self, *args: _P.args, **kwargs: _P.kwargs) -> Traced:
         """Trace for these arguments, as ``jax.jit(f).trace``: JAX's ``Traced`` (``.jaxpr``, ``.lower()``), whose
@@ -191,28 +191,20 @@ class JitFunction(StaticFunction[_P, _R]):
         """The shapes and dtypes of the result for these arguments, without running anything."""
         return self._with_program("eval_shape", args, kwargs)[2]
 
-    # Bound as a function is, under every checker: on an instance, the parameters after ``self``; on the class,
-    # itself, except under ``@classmethod`` (first parameter ``type[C]``: the checkers bind ``cls`` through this
-    # ``__get__``); an object whose type is not the first parameter's gets the function itself, as
-    # ``@staticmethod`` (``obj.f``) and a property returning the function (mypy binds it too) give it at run time.
-    # ``self`` is matched as a Callable: mypy checks a callable's first parameter, but not a ParamSpec prefix of a
-    # generic class's (it would bind ``cls`` of every method).
-    @overload
-    def __get__(  # type: ignore[misc]  # mypy: the erased self type is a callable, a supertype of the class
-        self: Callable[Concatenate[type[_T], _P2], _R2], instance: None, owner: type[_T]
-    ) -> JitMethod[_P2, _R2]: ...
-    @overload
-    def __get__(self, instance: None, owner: type | None = None) -> Self: ...
-    @overload
-    def __get__(
-        self: Callable[Concatenate[_T, _P2], _R2], instance: _T, owner: type | None = None
-    ) -> JitMethod[_P2, _R2]: ...
-    @overload
-    def __get__(self, instance: object, owner: type | None = None) -> Self: ...
-    def __get__(self, instance: object, owner: type | None = None) -> Any:
-        """A method: ``obj.apply`` is a ``JitMethod``, whose calls, ``lower``, ``trace`` and ``eval_shape`` pass
-        ``obj`` as the first argument."""
-        return self if instance is None else JitMethod(self, instance)
+    if TYPE_CHECKING:  # typed as StaticFunction.__get__ (which says why), binding to a JitMethod; the same at run time
+        @overload
+        def __get__(  # type: ignore[misc]  # mypy: the erased self type is a callable, a supertype of the class
+            self: Callable[Concatenate[type[_T], _P2], _R2], instance: None, owner: type[_T]
+        ) -> JitMethod[_P2, _R2]: ...
+        @overload
+        def __get__(self, instance: None, owner: type | None = None) -> Self: ...
+        @overload
+        def __get__(
+            self: Callable[Concatenate[_T, _P2], _R2], instance: _T, owner: type | None = None
+        ) -> JitMethod[_P2, _R2]: ...
+        @overload
+        def __get__(self, instance: object, owner: type | None = None) -> Self: ...
+        def __get__(self, instance: object, owner: type | None = None) -> Any: ...
 
 
 class JitMethod(BoundMethod[_P, _R]):
@@ -228,6 +220,9 @@ class JitMethod(BoundMethod[_P, _R]):
 
     def eval_shape(self, *args: _P.args, **kwargs: _P.kwargs) -> Any:
         return self.func.eval_shape(*self.args, *args, **kwargs)  # type: ignore[attr-defined]
+
+
+JitFunction._method_type = JitMethod
 
 
 # The options are typed one by one, so that a misspelt one (``max_trace=3``) is reported by every checker: jaxstatic's

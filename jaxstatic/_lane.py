@@ -90,7 +90,7 @@ class Lane:
                      "_js_switch": self.switch,
                      "_js_dynamic_error": functools.partial(owner._failed_dynamic, self.plan),
                      "_js_failed": functools.partial(owner._failed, self.plan)}
-        self.entry = _codegen.generate_lane(layout, namespace, owner._function)
+        self.entry = _codegen.generate_lane(layout, namespace, owner._name)
         self.call: Callable[..., Any] = _hit_in_c(self, owner, layout) or self.entry  # the class's __call__
 
     def _body(self, layout: Layout) -> Callable[..., Any]:
@@ -107,7 +107,7 @@ class Lane:
             call = _hidden.explaining(owner._fn, layout.static)
             if jit_disabled():
                 return eager(stats, call, args, kwargs)
-            _typecheck.check(owner._fn, owner._function, plan.static_values(args, kwargs))  # JAX's miss: new values
+            _typecheck.check(owner._fn, owner._name, plan.static_values(args, kwargs))  # JAX's miss: new values
             key = key_of(args, kwargs)
             signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)),
                                                 ((n, src.get(args, kwargs)) for n, src in plan.dynamics))
@@ -118,7 +118,7 @@ class Lane:
             self.traced(key)
             return out
 
-        _naming.name_program(body, fn, owner._function, layout.signature)
+        _naming.name_program(body, fn, owner._name, layout.signature)
         return body
 
     # -- calls the lane does not take -------------------------------------------------------------------------
@@ -157,7 +157,7 @@ class Lane:
             else:
                 owner = self.owner
                 namespace = owner._namespace(plan)
-                entry = _codegen.generate(plan, namespace, owner._function, entry=True)["entry"]
+                entry = _codegen.generate(plan, namespace, owner._name, entry=True)["entry"]
                 owner._specialize(_compiled.key_call(owner, plan, entry, namespace))
             _compiled.keyword_calls(self.owner)  # the shapes met so far: hits in C of their own
         return self.general(fn, *self.canonical(pos, kwonly, ()))

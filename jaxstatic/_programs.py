@@ -52,7 +52,7 @@ class Programs(State):
             # a new static value: checked against its Static[T] here (the lane's body checks its own), never on a hit
             lane = self._lane is not None and self._lane.serves(plan, key)
             if not lane:
-                _typecheck.check(self._fn, self._function, plan.static_values(args, kwargs))
+                _typecheck.check(self._fn, self._name, plan.static_values(args, kwargs))
             # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
             # others keep their meaning (pmap still maps over devices), as JAX's do.
             if self._eager_without_jit and jit_disabled():
@@ -157,8 +157,8 @@ class Programs(State):
                 try:
                     _ = other[1 + 2 * j:3 + 2 * j] == mine
                 except Exception:
-                    return uncomparable_error(self._function, name, statics[name], err)
-        return uncomparable_error(self._function, plan.statics[0][0], statics[plan.statics[0][0]], err) \
+                    return uncomparable_error(self._name, name, statics[name], err)
+        return uncomparable_error(self._name, plan.statics[0][0], statics[plan.statics[0][0]], err) \
             if plan.statics else err
 
     def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -167,7 +167,7 @@ class Programs(State):
         for value in plan.static_values(args, kwargs).values():
             self._memo.discard(value)
         # JAX's error about a deleted or donated buffer, raised again naming the parameter and path
-        _donate_errors.explain_failure(self._function, plan, args, kwargs, frozenset(self._params().donate))
+        _donate_errors.explain_failure(self._name, plan, args, kwargs, frozenset(self._params().donate))
 
     def _failed_dynamic(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], err: TypeError) -> TypeError:
         self._failed(plan, args, kwargs)
@@ -187,7 +187,7 @@ class Programs(State):
                                                      args, kwargs, leaf)  # a decorator hid a Static parameter
                     if hidden is not None:
                         return hidden
-                    return non_array_error(self._function, name, where, leaf, src.kind == "varkw",
+                    return non_array_error(self._name, name, where, leaf, src.kind == "varkw",
                                            src.get(args, kwargs))
         return err
 

@@ -43,7 +43,7 @@ class CallShapes(State):
         if self._params_ is None:
             signature = self._signature()
             self._params_ = _options.resolve_param_options(
-                self._function, None if signature is _options.ANY_CALL else signature, self._options)
+                self._name, None if signature is _options.ANY_CALL else signature, self._options)
         return self._params_
 
     def _layout(self) -> Layout:
@@ -53,7 +53,7 @@ class CallShapes(State):
             extras, keywords = params.static_extras, params.static_keywords
             if inner is not None:  # *args extras and **kwargs entries an inner transform makes static, as names
                 extras, keywords = extras | set(inner._layout().static_extras), keywords | inner._layout().static_keywords
-            layout = Layout.of(self._fn, self._function, self._signature(),
+            layout = Layout.of(self._fn, self._name, self._signature(),
                                params.static | self._inner_static(), f"jaxstatic.{self._transform}",
                                extras=extras, keywords=keywords)
             self._resolve(layout)
@@ -79,7 +79,7 @@ class CallShapes(State):
                 self._install_lane()
             entry = self._lane is None and not kwargs and not any(isinstance(k, int) for k in self._shapes) and self._specializes()
             namespace = self._namespace(plan)
-            code = _codegen.generate(plan, namespace, self._function, entry=entry)
+            code = _codegen.generate(plan, namespace, self._name, entry=entry)
             found = self._shapes[shape] = (plan, code)
             if "entry" in code:
                 self._specialize(_compiled.key_call(self, plan, code["entry"], namespace))
@@ -178,7 +178,7 @@ class CallShapes(State):
     def _pair_freezer(self, plan: Plan) -> _codegen.FreezePair:
         """The key pair of a static value that is not atomic: a container (remembered by identity when it is
         safe) or another hashable object. Raises the user-facing error for values that cannot be static."""
-        memo, function, freeze = self._memo, self._function, _freeze.freeze
+        memo, function, freeze = self._memo, self._name, _freeze.freeze
 
         def freeze_pair(value: Any, j: int) -> tuple[Any, Any]:
             pair = memo.get(value)

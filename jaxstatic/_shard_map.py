@@ -138,7 +138,7 @@ class ShardMapFunction(StaticFunction[_P, _R]):
         super().__init__(fn, {"max_traces": max_traces, "cache_size": cache_size})
         needs = _compat.shard_map_needs(mesh, in_specs)
         if needs is not None:
-            raise option_error("shard_map", self._function, f"is given {needs}, which needs JAX "
+            raise option_error("shard_map", self._name, f"is given {needs}, which needs JAX "
                                f"{_compat.SHARD_MAP_VERSION} or later (this is JAX {jax.__version__})",
                                "Pass mesh= and in_specs= explicitly, or upgrade JAX.")
 
@@ -149,8 +149,8 @@ class ShardMapFunction(StaticFunction[_P, _R]):
         if _is_spec_tree(self._in_specs):
             return
         if isinstance(self._in_specs, Mapping):
-            _options.check_not_static(self._function, self._in_specs, layout.static, "in_specs")
-        by_name = by_parameter(self._function, layout, self._in_specs, "in_specs")
+            _options.check_not_static(self._name, self._in_specs, layout.static, "in_specs")
+        by_name = by_parameter(self._name, layout, self._in_specs, "in_specs")
         required = [p.name for p in layout.signature.parameters.values()
                     if p.name not in layout.static and p.default is p.empty
                     and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -162,7 +162,7 @@ class ShardMapFunction(StaticFunction[_P, _R]):
         assert self._by_name is not None
         if name not in self._by_name:
             given = sorted(self._by_name)
-            raise option_error("in_specs", self._function, f"gives no spec for the dynamic parameter {name!r} "
+            raise option_error("in_specs", self._name, f"gives no spec for the dynamic parameter {name!r} "
                                f"(it gives {given})", f"Add an entry for {name!r}; in_specs names the dynamic "
                                "parameters only (by position among them, or as a dict by name).")
         return self._by_name[name]

@@ -47,7 +47,7 @@ class State:
         _eager_without_jit: ClassVar[bool]
         _core: Any  # the object the programs hold: the function itself, or for a handle its shared core
         _handles: tuple[weakref.ref[Any], ...]
-        _function: str
+        _name: str  # the function by name, as errors and reports print it (``_naming.display_name``)
         _options: dict[str, Any]
         _signature_: inspect.Signature | None
         _params_: ParamOptions | None

@@ -153,13 +153,13 @@ class VmapFunction(StaticFunction[_P, _R]):
         return not (self._in_axes_given is None or type(self._in_axes_given) is int)
 
     def _resolve(self, layout: Layout) -> None:
-        self._in_axes = resolve_in_axes(self._function, layout, self._in_axes_given)
+        self._in_axes = resolve_in_axes(self._name, layout, self._in_axes_given)
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         assert self._in_axes is not None
         axes, options = self._in_axes, self._vmap_options
         if not any(src.kind in _VARIADIC for _, src in plan.dynamics):
-            return _compat.vmap(body, in_axes=program_axes(self._function, axes, plan, 0, ()), **options)
+            return _compat.vmap(body, in_axes=program_axes(self._name, axes, plan, 0, ()), **options)
         # One static key serves every number of *args extras and every set of **kwargs names: one jax.vmap each,
         # with the extra keywords passed positionally so that their axes apply (jax.vmap maps keywords over 0).
         programs: dict[tuple[int, tuple[str, ...]], Callable[..., Any]] = {}
@@ -168,7 +168,7 @@ class VmapFunction(StaticFunction[_P, _R]):
             shape = (len(pos), tuple(kw))
             mapped = programs.get(shape)
             if mapped is None:
-                in_axes = program_axes(self._function, axes, plan, *shape)
+                in_axes = program_axes(self._name, axes, plan, *shape)
                 mapped = programs[shape] = _compat.vmap(_flat(body, *shape), in_axes=in_axes, **options)
             return mapped(*pos, *kw.values())
 
@@ -266,10 +266,10 @@ class PmapFunction(StaticFunction[_P, _R]):
         return not (self._in_axes is None or type(self._in_axes) is int)
 
     def _resolve(self, layout: Layout) -> None:
-        self._params_ = _donate.with_declared(self._fn, self._function, layout.signature, layout.static,
+        self._params_ = _donate.with_declared(self._fn, self._name, layout.signature, layout.static,
                                               self._params())  # Donate[...] marks join donate_argnums
-        _options.check_not_static(self._function, self._params().donate, layout.static, "donate_argnums")
-        self._axes = resolve_in_axes(self._function, layout, self._in_axes)
+        _options.check_not_static(self._name, self._params().donate, layout.static, "donate_argnums")
+        self._axes = resolve_in_axes(self._name, layout, self._in_axes)
 
     def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:
         """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature that
@@ -277,7 +277,7 @@ class PmapFunction(StaticFunction[_P, _R]):
         from ._aot import Compilation, Lowered  # ahead of time alone loads it
 
         plan, key, lowered = self._with_program("lower", args, kwargs)
-        return Lowered(Compilation(self._function, plan, key, lambda a, k: self._shape(a, k)[0], self._key), lowered)
+        return Lowered(Compilation(self._name, plan, key, lambda a, k: self._shape(a, k)[0], self._key), lowered)
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         names = program_names(plan)
@@ -285,7 +285,7 @@ class PmapFunction(StaticFunction[_P, _R]):
         donate = tuple(i for i, name in enumerate(names) if name in self._params().donate)
         options = dict(self._pmap_options, in_axes=in_axes, donate_argnums=donate)
         held = _Held(packed(plan, _weakly(body), lambda f: _pmapped(f, options)), body)
-        return _donate.recording(held, self._function, [(i, names[i]) for i in donate], None) if donate else held
+        return _donate.recording(held, self._name, [(i, names[i]) for i in donate], None) if donate else held
 
 
 class _Held:
