@@ -31,10 +31,7 @@ class TracedBody(State):
         from . import _hidden  # loaded by the first program built, not with jaxstatic
 
         transform = f"jaxstatic.{self._transform}"
-        params = layout.signature.parameters
-        named = [n for n in plan.variant if params[n].kind not in (params[n].VAR_POSITIONAL, params[n].VAR_KEYWORD)]
-        varpos = next((n for n in plan.variant if params[n].kind is params[n].VAR_POSITIONAL), None)
-        varkw = next((n for n in plan.variant if params[n].kind is params[n].VAR_KEYWORD), None)
+        named, varpos, varkw = _dynamic_names(plan)
         labels = [name for name, _ in plan.statics]
         counts = self._counts_traces
 
@@ -69,6 +66,15 @@ def statics_of(plan: Plan, slot: Slot) -> dict[str, Any]:
     if statics is None:
         statics = dict(zip([name for name, _ in plan.statics], map(_freeze.thaw, _codegen.static_keys(slot.key))))
     return statics
+
+
+def _dynamic_names(plan: Plan) -> tuple[list[str], str | None, str | None]:
+    """The parameters a program's body takes, as JAX passes them: the named ones, ``*args``, ``**kwargs``."""
+    params = plan.layout.signature.parameters
+    named = [n for n in plan.variant if params[n].kind not in (params[n].VAR_POSITIONAL, params[n].VAR_KEYWORD)]
+    varpos = next((n for n in plan.variant if params[n].kind is params[n].VAR_POSITIONAL), None)
+    varkw = next((n for n in plan.variant if params[n].kind is params[n].VAR_KEYWORD), None)
+    return named, varpos, varkw
 
 
 def _program_signature(named: list[str], varpos: str | None, varkw: str | None) -> inspect.Signature:

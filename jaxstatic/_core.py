@@ -93,6 +93,18 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
         self._own_values = _options.take_own(self._own_options, self._name, self._options)
         self._signature_: inspect.Signature | None = None
         self._params_: _options.ParamOptions | None = None
+        self._start_programs(fn)
+        self._start_shapes()
+        if self._options.keys() & _PARAM_OPTIONS or self._checks_at_decoration():
+            # Options that name parameters are checked now, like jax.jit's; those that depend on which parameters
+            # are Static too when the annotations resolve (forward references to later classes resolve by the
+            # first call). Without such options nothing is read now: decoration stays as cheap as jax.jit's.
+            self._params()
+            with contextlib.suppress(AnnotationError), deferring():
+                self._layout()
+
+    def _start_programs(self, fn: Callable[..., Any]) -> None:
+        """The program cache (empty), its statistics, and what a miss and a hit share with it."""
         self._stats = _stats.TraceStats(self._name, self._own_values["max_traces"],
                                         self._own_values["cache_size"], self._label(fn))
         self._cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
@@ -106,6 +118,9 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
         # (or a finalizer) runs under it when the cache is looked up, and may call this very function.
         self._lock = threading.RLock()
         self._memo = IdentityMemo()
+
+    def _start_shapes(self) -> None:
+        """The call shapes (none seen yet), the layout read at the first call, and the exact-key lane."""
         self._plans: dict[int, Dispatch] = {}  # positional calls, by len(args)
         self._kw_plans: dict[tuple[str, ...], Dispatch] = {}  # keyword calls, by names: the latest nargs seen
         self._shapes: dict[Any, tuple[Plan, dict[str, Callable[..., Any]]]] = {}  # every call shape seen
@@ -113,13 +128,6 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
         self._layout_: Layout | None = None
         self._lane: _lane.Lane | None = None  # the exact-key lane, once the first call shows it can be taken
         self._lane_checked = False
-        if self._options.keys() & _PARAM_OPTIONS or self._checks_at_decoration():
-            # Options that name parameters are checked now, like jax.jit's; those that depend on which parameters
-            # are Static too when the annotations resolve (forward references to later classes resolve by the
-            # first call). Without such options nothing is read now: decoration stays as cheap as jax.jit's.
-            self._params()
-            with contextlib.suppress(AnnotationError), deferring():
-                self._layout()
 
     @property
     def _fn(self) -> Callable[..., Any]:

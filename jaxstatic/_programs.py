@@ -26,12 +26,15 @@ EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they c
 
 
 class _InFlight:
-    """A program being traced for the first time, by ``owner`` (a thread id)."""
+    """A program being traced for the first time, by ``owner`` (a thread id): the lane's (``lane``) or its own, and,
+    for a transform whose traces a jit counts, the build being counted (``built``, ``record``)."""
 
-    __slots__ = ("done", "owner", "program", "slot")
+    __slots__ = ("built", "done", "lane", "owner", "program", "record", "slot")
 
-    def __init__(self, owner: int, program: Any, slot: Slot) -> None:
-        self.owner, self.program, self.slot = owner, program, slot
+    def __init__(self, owner: int, program: Any, slot: Slot, lane: bool, built: _explain.Signature | None,
+                 record: Any) -> None:
+        self.owner, self.program, self.slot, self.lane = owner, program, slot, lane
+        self.built, self.record = built, record
         self.done = threading.Event()
 
 
@@ -45,9 +48,10 @@ class Programs(State):
         """A key not in the cache: trace it, or wait for the thread tracing it. A call that raises on the way (in a
         key's own ``__hash__``, the type check, the transform, the trace) is counted once as failed, never a hit.
 
-        One function, and the first call of a key the lane serves goes to the lane's program itself: each frame
-        between the caller and the traced body is one frame less that nested jitted functions can recurse (JAX's
-        recursion limit is Python's), so this path keeps as few as it can."""
+        The key is claimed (``_claim``) and the miss finished (``_finish``) around the program's call, never under
+        it, and the first call of a key the lane serves goes to the lane's program itself: each frame between the
+        caller and the traced body is one frame less that nested jitted functions can recurse (JAX's recursion limit
+        is Python's), so this path keeps as few as it can."""
         try:
             # a new static value: checked against its Static[T] here (the lane's body checks its own), never on a hit
             lane = self._lane is not None and self._lane.serves(plan, key)
@@ -57,32 +61,13 @@ class Programs(State):
             # others keep their meaning (pmap still maps over devices), as JAX's do.
             if self._eager_without_jit and jit_disabled():
                 return _lane.eager(self._stats, self._fn, args, kwargs)
-            me = threading.get_ident()
-            while True:
-                with self._lock:
-                    program = self._cache.get(key)
-                    flight = self._inflight.get(key) if program is None else None
-                    if program is None and flight is None:
-                        slot = Slot(key)
-                        built = None if self._counts_traces else _static_signature(plan, key)
-                        record = None if built is None else self._stats.begin_build(built)
-                        # asked again: another thread may have installed the lane meanwhile
-                        lane = self._lane is not None and self._lane.serves(plan, key)
-                        if lane:  # the lane's key: its program
-                            program = self._lane.adapter(plan, key)  # type: ignore[union-attr]
-                        else:  # may raise: a call the transform refuses (grad of a missing argument)
-                            program = self._build(plan, self._body(plan, slot), slot)
-                        flight = self._inflight[key] = _InFlight(me, program, slot)
-                        break
-                if program is not None:  # another thread finished it meanwhile
-                    return self._call(plan, program, self._slots.get(key) or Slot(key), args, kwargs)
-                assert flight is not None
-                if flight.owner == me:  # a recursive call inside its own trace: JAX traces the new shapes nested
-                    return self._call(plan, flight.program, flight.slot, args, kwargs)
-                flight.done.wait()
-            # _call, written out; and the lane's program called here, not through its adapter
+            flight, program, slot = self._claim(plan, key)
+            if flight is None:  # cached meanwhile, or a recursive call inside its own trace
+                return self._call(plan, program, slot, args, kwargs)
+            # _call, written out (a frame fewer between a call and its trace); the lane's program called here, not
+            # through its adapter
             program, (pos, kw) = ((self._lane.program, self._lane.arguments(plan, key, args, kwargs))  # type: ignore[union-attr]
-                                  if lane else (flight.program, plan.dynamic_values(args, kwargs)))
+                                  if flight.lane else (flight.program, plan.dynamic_values(args, kwargs)))
             local = flight.slot.local
             outer, local.statics = getattr(local, "statics", None), plan.static_values(args, kwargs)
             try:
@@ -93,21 +78,54 @@ class Programs(State):
                 finally:
                     local.statics = outer
             except BaseException:
-                with self._lock:
-                    self._inflight.pop(key, None)
-                flight.done.set()
+                self._finish(key, flight, ok=False)
                 raise
-            with self._lock:
-                self._inflight.pop(key, None)
-                evicted = self._insert(key, flight.program, flight.slot)
-            flight.done.set()
-            let_go(evicted)
-            if built is not None:  # a miss, for transforms whose traces a jit counts
-                self._stats.end_build(built, record)
+            self._finish(key, flight, ok=True)
             return result
         except BaseException:
             self._failed(plan, args, kwargs)
             raise
+
+    def _claim(self, plan: Plan, key: Any) -> tuple[_InFlight | None, Any, Slot]:
+        """The claim step of a miss: ``(entry, None, slot)`` with a new in-flight entry when this thread is to trace
+        the key; ``(None, program, slot)`` when the program is cached meanwhile or is this thread's own, being traced
+        (a recursive call: JAX traces the new shapes nested); waits while another thread traces it."""
+        me = threading.get_ident()
+        while True:
+            with self._lock:
+                program = self._cache.get(key)
+                flight = self._inflight.get(key) if program is None else None
+                if program is None and flight is None:
+                    flight = self._inflight[key] = self._start(plan, key, me)
+                    return flight, None, flight.slot
+            if program is not None:
+                return None, program, self._slots.get(key) or Slot(key)
+            assert flight is not None
+            if flight.owner == me:
+                return None, flight.program, flight.slot
+            flight.done.wait()
+
+    def _start(self, plan: Plan, key: Any, me: int) -> _InFlight:
+        """The program of a key claimed by this thread (under the lock): the lane's, where the lane serves the key
+        (asked again: another thread may have installed it meanwhile), else the transform's (which may raise: a
+        call it refuses, as grad of a missing argument)."""
+        slot = Slot(key)
+        built = None if self._counts_traces else _static_signature(plan, key)
+        record = None if built is None else self._stats.begin_build(built)
+        lane = self._lane is not None and self._lane.serves(plan, key)
+        program = self._lane.adapter(plan, key) if lane else self._build(plan, self._body(plan, slot), slot)  # type: ignore[union-attr]
+        return _InFlight(me, program, slot, lane, built, record)
+
+    def _finish(self, key: Any, flight: _InFlight, ok: bool) -> None:
+        """The finish step of a miss: the in-flight entry gone and the threads waiting on it woken; a program that
+        traced is cached (and, where a jit counts the traces, its build counted)."""
+        with self._lock:
+            self._inflight.pop(key, None)
+            evicted = self._insert(key, flight.program, flight.slot) if ok else []
+        flight.done.set()
+        let_go(evicted)
+        if ok and flight.built is not None:  # a miss, for transforms whose traces a jit counts
+            self._stats.end_build(flight.built, flight.record)
 
     def _add(self, key: Any, program: Any, slot: Slot) -> None:
         """Add a program (``_insert``) under the lock, and let go of what it evicted after."""
