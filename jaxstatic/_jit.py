@@ -223,6 +223,7 @@ class JitMethod(BoundMethod[_P, _R]):
 
 
 JitFunction._method_type = JitMethod
+_OWN_DEFAULTS = {own.name: own.default for own in JitFunction._own_options}
 
 
 # The options are typed one by one, so that a misspelt one (``max_trace=3``) is reported by every checker: jaxstatic's
@@ -265,7 +266,8 @@ def jit(fn: Callable[_P, _R] | None = None, /, **options: Any) -> Any:
     """
     if fn is None:
         return functools.partial(jit, **options)
-    return JitFunction(fn, **options)
+    # jaxstatic's own options spelled out, defaults included: js.jit(f) made again with max_traces=None is the same
+    return JitFunction(fn, **{**_OWN_DEFAULTS, **options})
 
 
 __all__ = ["JitFunction", "JitMethod", "jit"]

@@ -170,3 +170,13 @@ def test_rebuilds_in_several_threads_trace_once() -> None:
     assert results == [6.0] * 30
     assert js.jit(js.grad(f)).trace_count == 1
     assert js.jit(js.grad(f)).cache_info()[:2] == (29, 1)
+
+
+def test_own_options_spelled_at_their_defaults_share_the_function_made_without_them() -> None:
+    def ident(x: jax.Array) -> jax.Array:
+        return x
+
+    plain = js.jit(ident)
+    assert js.jit(ident, max_traces=None) is plain
+    assert js.jit(ident, cache_size=8192, strict_donation=None) is plain
+    assert js.jit(ident, max_traces=3) is not plain
