@@ -76,6 +76,8 @@ _SHARDING_OPTIONS: list[dict[str, Any]] = [
     {"in_shardings": P.UNCONSTRAINED},
     {"out_shardings": P.UNCONSTRAINED},
     {"in_shardings": (None, P.UNCONSTRAINED, None)},
+    {"in_shardings": P(P.UNCONSTRAINED, None)},
+    {"out_shardings": (P(), P("x", P.UNCONSTRAINED))},
     {"in_shardings": P(), "backend": "cpu"},
     {"out_shardings": P(), "device": jax.devices()[0]},
 ]
@@ -93,8 +95,13 @@ def test_sharding_options_jax_jit_refuses_are_refused_when_applied(options: dict
 @pytest.mark.filterwarnings("ignore:.*(backend|device).*:DeprecationWarning")
 @pytest.mark.parametrize(("options", "message"), [
     ({"in_shardings": (None, P.UNCONSTRAINED, None)},
-     "jaxstatic: in_shardings of three holds P.UNCONSTRAINED at [1], which is no sharding. Give a Sharding, a "
-     "PartitionSpec or None there; P.UNCONSTRAINED goes inside a spec, as in P('x', P.UNCONSTRAINED)."),
+     "jaxstatic: in_shardings of three holds P.UNCONSTRAINED at [1], which fixes no layout. Give a Sharding, a "
+     "PartitionSpec without P.UNCONSTRAINED or None there; leave a dimension unconstrained with "
+     "jax.lax.with_sharding_constraint inside the function."),
+    ({"out_shardings": NamedSharding(jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",)), P(P.UNCONSTRAINED))},
+     "jaxstatic: out_shardings of three holds P.UNCONSTRAINED, which fixes no layout. Give a Sharding, a "
+     "PartitionSpec without P.UNCONSTRAINED or None there; leave a dimension unconstrained with "
+     "jax.lax.with_sharding_constraint inside the function."),
     ({"out_shardings": P(), "device": jax.devices()[0]},
      "jaxstatic: out_shardings of three is given together with device=, which jax.jit refuses. Drop device= "
      "(deprecated) and place the program by its shardings, or drop out_shardings."),
@@ -104,6 +111,19 @@ def test_a_refused_sharding_option_names_the_option_the_place_and_the_fix(option
     with pytest.raises(js.OptionError) as info:
         js.jit(three, **options)
     assert str(info.value) == message
+
+
+def test_a_named_sharding_with_an_unconstrained_dim_is_refused_as_jax_jit_refuses_it() -> None:
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",))
+    unconstrained = NamedSharding(mesh, P(P.UNCONSTRAINED, "x"))
+    try:
+        jax.jit(three, in_shardings=unconstrained)
+    except ValueError as error:
+        assert "Unconstrained dims are not allowed" in str(error)
+    else:  # JAX 0.4 accepts it when applied
+        assert jax.__version_info__ < (0, 5)
+    with pytest.raises(js.OptionError, match=r"in_shardings of three holds P\.UNCONSTRAINED, which fixes no layout"):
+        js.jit(three, in_shardings=unconstrained)
 
 
 @pytest.mark.parametrize("jit", JITS)
