@@ -546,6 +546,56 @@ def test_repr_names_the_transform_and_the_function() -> None:
     assert repr(js.jit(three)) == "<jaxstatic.jit of three>"
 
 
+class _Unprintable:
+    def __call__(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        raise ValueError("invalid repr")
+
+
+def test_repr_holds_when_the_callable_s_repr_fails_and_wrapped_is_read_only() -> None:
+    jitted = js.jit(_Unprintable())
+    assert repr(jitted) == "<jaxstatic.jit of _Unprintable>"
+    with pytest.raises(AttributeError):
+        del jitted.__wrapped__  # type: ignore[misc]
+
+
+def _generator(x: Any) -> Any:
+    yield x
+
+
+class _NoSignature:
+    @property
+    def __signature__(self) -> Any:
+        raise TypeError("no signature")
+
+    def __call__(self, *args: Any) -> None:
+        return None
+
+
+_REFUSED: dict[str, Callable[[Any], Any]] = {
+    "not callable": lambda jit: jit(3),
+    "generator function": lambda jit: jit(_generator),
+    "classmethod": lambda jit: jit(classmethod(three), static_argnums=(0,)),
+    "staticmethod": lambda jit: jit(staticmethod(three)),
+    "non-hashable static": lambda jit: jit(three, static_argnums=1)(1.0, np.arange(3), 2.0),
+    "str argument": lambda jit: jit(three)("foo", 1.0, 2.0),
+    "dtype argument": lambda jit: jit(three)(jnp.int32, 1.0, 2.0),
+    "masked array": lambda jit: jit(three)(np.ma.array([1, 2], mask=[True, False]), 1.0, 2.0),
+    "donate_argnames without a signature": lambda jit: jit(_NoSignature(), donate_argnames="a")(1.0, 2.0),
+    "static and donated": lambda jit: jit(three, static_argnames="a", donate_argnames="a"),
+}
+
+
+@pytest.mark.parametrize("refused", _REFUSED.values(), ids=list(_REFUSED))
+def test_what_jax_jit_refuses_js_jit_refuses_with_an_error_of_the_same_class(refused: Callable[[Any], Any]) -> None:
+    with pytest.raises((TypeError, ValueError)) as jax_info:
+        refused(jax.jit)
+    with pytest.raises(type(jax_info.value)):  # the wording is jaxstatic's own
+        refused(js.jit)
+
+
 def test_a_parameter_named_static_is_static_by_position_and_by_keyword() -> None:
     seen: list[Any] = []
 
