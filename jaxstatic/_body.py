@@ -45,7 +45,7 @@ class TracedBody(State):
                 dynamic[varpos] = dyn[len(named):]
             if varkw is not None:
                 dynamic[varkw] = dynkw
-            call_args, call_kwargs = layout.assemble(dynamic, statics)
+            call_args, call_kwargs = layout.assemble(dynamic, statics, defaults=False)
             if not counts:
                 return call(*call_args, **call_kwargs)
             if jit_disabled():

@@ -72,17 +72,20 @@ def _warn_deprecated(options: dict[str, Any]) -> tuple[str, ...]:
 
 def _check_shardings(function: str, in_shardings: Any, options: dict[str, Any]) -> None:
     """What ``jax.jit`` refuses when it is applied, refused when ``js.jit`` is (its programs are built at calls):
-    ``P.UNCONSTRAINED`` in place of a sharding, and shardings together with ``backend=``/``device=``."""
+    ``P.UNCONSTRAINED`` in place of a sharding or in its spec, and shardings together with ``backend=``/``device=``."""
     given = {"in_shardings": in_shardings, "out_shardings": options.get("out_shardings")}
     for option, value in given.items():
         if value is None:
             continue
         for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
-            if leaf is PartitionSpec.UNCONSTRAINED:
+            spec = getattr(leaf, "spec", leaf)  # a NamedSharding's spec, whose dims jax.jit checks too
+            dims = getattr(spec, "partitions", spec) if isinstance(spec, PartitionSpec) else ()
+            if leaf is PartitionSpec.UNCONSTRAINED or PartitionSpec.UNCONSTRAINED in dims:
                 where = f" at {jax.tree_util.keystr(path)}" if path else ""
-                raise option_error(option, function, f"holds P.UNCONSTRAINED{where}, which is no sharding",
-                                   "Give a Sharding, a PartitionSpec or None there; P.UNCONSTRAINED goes inside a "
-                                   "spec, as in P('x', P.UNCONSTRAINED).")
+                raise option_error(option, function, f"holds P.UNCONSTRAINED{where}, which fixes no layout",
+                                   "Give a Sharding, a PartitionSpec without P.UNCONSTRAINED or None there; leave a "
+                                   "dimension unconstrained with jax.lax.with_sharding_constraint inside the "
+                                   "function.")
         placed = [k for k in ("backend", "device") if options.get(k) is not None]
         if placed:
             raise option_error(option, function, f"is given together with {placed[0]}=, which jax.jit refuses",

@@ -94,8 +94,11 @@ class Layout:
     def static_labels(self) -> tuple[str, ...]:
         return tuple(n for n in self.signature.parameters if n in self.static)
 
-    def assemble(self, dynamic: Mapping[str, Any], statics: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        """Rebuild the call of the user's function from its parts, by parameter name."""
+    def assemble(self, dynamic: Mapping[str, Any], statics: Mapping[str, Any], *,
+                 defaults: bool = True) -> tuple[list[Any], dict[str, Any]]:
+        """Rebuild the call of the user's function from its parts, by parameter name. ``defaults=False`` leaves out
+        a keyword-only parameter at its default, as the call left it out: a wrapper that reports its wrapped
+        function's signature (``jax.shard_map``'s, over ``jnp.dot``'s ``precision=``) may take no such keyword."""
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for name, p in self.signature.parameters.items():
@@ -112,7 +115,8 @@ class Layout:
             else:  # an absent parameter gets its default here, just as if the call had left it out
                 value = given.get(name, p.default)
                 if p.kind is _Kind.KEYWORD_ONLY:
-                    kwargs[name] = value
+                    if defaults or value is not p.default:
+                        kwargs[name] = value
                 else:
                     args.append(value)
         return args, kwargs

@@ -76,6 +76,8 @@ _SHARDING_OPTIONS: list[dict[str, Any]] = [
     {"in_shardings": P.UNCONSTRAINED},
     {"out_shardings": P.UNCONSTRAINED},
     {"in_shardings": (None, P.UNCONSTRAINED, None)},
+    {"in_shardings": P(P.UNCONSTRAINED, None)},
+    {"out_shardings": (P(), P("x", P.UNCONSTRAINED))},
     {"in_shardings": P(), "backend": "cpu"},
     {"out_shardings": P(), "device": jax.devices()[0]},
 ]
@@ -93,8 +95,13 @@ def test_sharding_options_jax_jit_refuses_are_refused_when_applied(options: dict
 @pytest.mark.filterwarnings("ignore:.*(backend|device).*:DeprecationWarning")
 @pytest.mark.parametrize(("options", "message"), [
     ({"in_shardings": (None, P.UNCONSTRAINED, None)},
-     "jaxstatic: in_shardings of three holds P.UNCONSTRAINED at [1], which is no sharding. Give a Sharding, a "
-     "PartitionSpec or None there; P.UNCONSTRAINED goes inside a spec, as in P('x', P.UNCONSTRAINED)."),
+     "jaxstatic: in_shardings of three holds P.UNCONSTRAINED at [1], which fixes no layout. Give a Sharding, a "
+     "PartitionSpec without P.UNCONSTRAINED or None there; leave a dimension unconstrained with "
+     "jax.lax.with_sharding_constraint inside the function."),
+    ({"out_shardings": NamedSharding(jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",)), P(P.UNCONSTRAINED))},
+     "jaxstatic: out_shardings of three holds P.UNCONSTRAINED, which fixes no layout. Give a Sharding, a "
+     "PartitionSpec without P.UNCONSTRAINED or None there; leave a dimension unconstrained with "
+     "jax.lax.with_sharding_constraint inside the function."),
     ({"out_shardings": P(), "device": jax.devices()[0]},
      "jaxstatic: out_shardings of three is given together with device=, which jax.jit refuses. Drop device= "
      "(deprecated) and place the program by its shardings, or drop out_shardings."),
@@ -104,6 +111,19 @@ def test_a_refused_sharding_option_names_the_option_the_place_and_the_fix(option
     with pytest.raises(js.OptionError) as info:
         js.jit(three, **options)
     assert str(info.value) == message
+
+
+def test_a_named_sharding_with_an_unconstrained_dim_is_refused_as_jax_jit_refuses_it() -> None:
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",))
+    unconstrained = NamedSharding(mesh, P(P.UNCONSTRAINED, "x"))
+    try:
+        jax.jit(three, in_shardings=unconstrained)
+    except ValueError as error:
+        assert "Unconstrained dims are not allowed" in str(error)
+    else:  # JAX 0.4 accepts it when applied
+        assert jax.__version_info__ < (0, 5)
+    with pytest.raises(js.OptionError, match=r"in_shardings of three holds P\.UNCONSTRAINED, which fixes no layout"):
+        js.jit(three, in_shardings=unconstrained)
 
 
 @pytest.mark.parametrize("jit", JITS)
@@ -524,6 +544,63 @@ def test_a_callable_without_weak_references_is_jitted() -> None:
 
 def test_repr_names_the_transform_and_the_function() -> None:
     assert repr(js.jit(three)) == "<jaxstatic.jit of three>"
+
+
+class _Unprintable:
+    def __call__(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        raise ValueError("invalid repr")
+
+
+def test_repr_holds_when_the_callable_s_repr_fails_and_wrapped_is_read_only() -> None:
+    jitted = js.jit(_Unprintable())
+    assert repr(jitted) == "<jaxstatic.jit of _Unprintable>"
+    with pytest.raises(AttributeError):
+        del jitted.__wrapped__  # type: ignore[misc]
+
+
+def _generator(x: Any) -> Any:
+    yield x
+
+
+class _NoSignature:
+    @property
+    def __signature__(self) -> Any:
+        raise TypeError("no signature")
+
+    def __call__(self, *args: Any) -> None:
+        return None
+
+
+def _deleted() -> jax.Array:
+    x = jnp.arange(3.0)
+    x.delete()
+    return x
+
+
+_REFUSED: dict[str, Callable[[Any], Any]] = {
+    "not callable": lambda jit: jit(3),
+    "generator function": lambda jit: jit(_generator),
+    "classmethod": lambda jit: jit(classmethod(three), static_argnums=(0,)),
+    "staticmethod": lambda jit: jit(staticmethod(three)),
+    "non-hashable static": lambda jit: jit(three, static_argnums=1)(1.0, np.arange(3), 2.0),
+    "str argument": lambda jit: jit(three)("foo", 1.0, 2.0),
+    "dtype argument": lambda jit: jit(three)(jnp.int32, 1.0, 2.0),
+    "masked array": lambda jit: jit(three)(np.ma.array([1, 2], mask=[True, False]), 1.0, 2.0),
+    "donate_argnames without a signature": lambda jit: jit(_NoSignature(), donate_argnames="a")(1.0, 2.0),
+    "static and donated": lambda jit: jit(three, static_argnames="a", donate_argnames="a"),
+    "deleted array": lambda jit: jit(three)(_deleted(), 1.0, 2.0),
+}
+
+
+@pytest.mark.parametrize("refused", _REFUSED.values(), ids=list(_REFUSED))
+def test_what_jax_jit_refuses_js_jit_refuses_with_an_error_of_the_same_class(refused: Callable[[Any], Any]) -> None:
+    with pytest.raises((TypeError, ValueError, RuntimeError)) as jax_info:
+        refused(jax.jit)
+    with pytest.raises(type(jax_info.value)):  # the wording is jaxstatic's own
+        refused(js.jit)
 
 
 def test_a_parameter_named_static_is_static_by_position_and_by_keyword() -> None:
