@@ -30,6 +30,7 @@ from . import (
     _donated,
     _gradients,
     _hashability,
+    _overloads,
     _plain_jit,
     _spellings,
 )
@@ -353,6 +354,8 @@ class JaxstaticPlugin(Plugin):
         returned = _argnames.mark_static(ctx, options, returned) or returned
         if transform in DONATING_TRANSFORMS and ctx.arg_types and ctx.arg_types[0]:
             returned = _donated.mark_parameters(ctx.api, returned, ctx.arg_types[0][0], options) or returned
+        if ctx.arg_types and ctx.arg_types[0]:
+            returned = _overloads.kept(ctx.arg_types[0][0], returned) or returned
         return returned
 
     def _jax_jit(self, fullname: str, ctx: FunctionContext) -> Type:

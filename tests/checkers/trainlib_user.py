@@ -49,7 +49,7 @@ out = typed_trainer.evaluate(x, y)
 out = trainer.model(x, train=True)  # ok, rejected by: pyright basedpyright
 
 rate: Array = trainlib.learning_rate_jit(step)  # ok, rejected by: ty
-rate_and_warmup: tuple[Array, Array] = trainlib.learning_rate_jit(step, 10)  # ok, rejected by: mypy mypy-plugin pyright basedpyright ty
+rate_and_warmup: tuple[Array, Array] = trainlib.learning_rate_jit(step, 10)  # ok, rejected by: mypy pyright basedpyright ty
 rate = trainlib.learning_rate(step)
 rate_and_warmup = trainlib.learning_rate(step, 10)
 schedule_traces: int = trainlib.learning_rate_jit.trace_count
