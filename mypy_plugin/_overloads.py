@@ -1,12 +1,12 @@
-"""An ``@overload``ed function through a transform: ``js.jit(learning_rate)`` keeps every overload.
+"""An ``@overload``ed function through ``js.jit``: ``js.jit(learning_rate)`` keeps every overload.
 
-A transform's type is a generic class of the function's parameters and result (``JitFunction[P, R]``), and one
-instance holds one signature: mypy solves ``P`` and ``R`` from the first overload, so a call matching another is
-refused. The plugin gives such a transform's result as the overloads themselves, each item falling back to the
-transform's class for that item's signature: calls pick their overload as calls of the function do, and attributes
+A jitted function's type is a generic class of the function's parameters and result (``JitFunction[P, R]``), and
+one instance holds one signature: mypy solves ``P`` and ``R`` from the first overload, so a call matching another is
+refused. The plugin gives ``js.jit``'s result as the overloads themselves, each item falling back to
+``JitFunction`` of that item's signature: calls pick their overload as calls of the function do, and attributes
 (``trace_count``, ``lower``) are the class's (``lower`` takes the first overload's arguments). Only where the result
-is exactly the class over the first overload's signature; anything else (``grad``, whose result is another type, a
-generic overload) is left as mypy infers it.
+is exactly ``JitFunction`` over the first overload's signature; anything else (a generic overload, whose type
+variables one instance cannot hold) is left as mypy infers it.
 """
 
 from __future__ import annotations
