@@ -70,6 +70,8 @@ out = trainlib.predict(mlp.__call__, x)
 logits_traces: int = clf.logits.trace_count
 rate = trainlib.learning_rate_of(step)
 rate_and_warmup = trainlib.learning_rate_of(step, 10)
+rate = trainlib.warmup_rate(step)
+rate_and_warmup = trainlib.warmup_rate(step, 10)
 out = trainlib.scale_step_typed(x, 2.0, "down")
 out = trainlib.batched_norm_typed(batch)
 
@@ -104,6 +106,9 @@ clf("x")  # mistake
 bad_clf_trainer: Trainer[Classifier] = Trainer(mlp, cfg)  # mistake
 bad_rate_of: tuple[Array, Array] = trainlib.learning_rate_of(step)  # mistake
 bad_rate_of_warmup: Array = trainlib.learning_rate_of(step, 10)  # mistake
+bad_warmup_rate: tuple[Array, Array] = trainlib.warmup_rate(step)  # mistake
+bad_warmup_rate_warmup: Array = trainlib.warmup_rate(step, 10)  # mistake
+trainlib.warmup_rate(step, "10")  # mistake
 trainlib.scale_step_typed(x, "2.0")  # mistake
 trainlib.scale_step_typed(x, 2.0, "sideways")  # mistake
 trainlib.batched_norm_typed(batch, "eps")  # mistake

@@ -179,6 +179,16 @@ def learning_rate_of(step: Array, warmup: int | None = None) -> Array | tuple[Ar
     return _learning_rate(step, warmup)
 
 
+@overload
+def warmup_rate(step: Array, warmup: Static[None] = None) -> Array: ...
+@overload
+def warmup_rate(step: Array, warmup: Static[int]) -> tuple[Array, Array]: ...
+@js.jit
+def warmup_rate(step: Array, warmup: Static[int | None] = None) -> Array | tuple[Array, Array]:
+    """The overloads above a jitted implementation: the name holds the jitted function, typed by its overloads."""
+    return learning_rate(step, warmup)
+
+
 jit_bounded = js.jit(max_traces=4)  # options only, instead of functools.partial(js.jit, max_traces=4)
 vmap_rows = js.vmap(in_axes=0)
 
