@@ -165,6 +165,22 @@ class Classifier:
         return self.logits(x, train=train)
 
 
+@js.dataclass
+class Scaled:
+    """A model whose ``__call__`` is jitted under overload stubs: to every checker an overloaded method (a ``Model``
+    and a ``Callable``), at run time the jitted function."""
+
+    w: Array
+
+    @overload
+    def __call__(self, x: Array, /) -> Array: ...
+    @overload
+    def __call__(self, x: Array, /, *, train: Static[bool]) -> Array: ...
+    @js.jit
+    def __call__(self, x: Array, /, *, train: Static[bool] = False) -> Array:
+        return x * self.w if train else jnp.tanh(x * self.w)
+
+
 @js.jit
 def _learning_rate(step: Array, warmup: Static[int | None] = None) -> Array | tuple[Array, Array]:
     return learning_rate(step, warmup)
