@@ -30,6 +30,7 @@ from . import (
     _donated,
     _gradients,
     _hashability,
+    _overloads,
     _plain_jit,
     _spellings,
 )
@@ -48,6 +49,7 @@ from ._fullnames import (
     JAX_STATIC_OPTIONS,
     JAX_STUB_CALLS,
     JAX_WRAPPED_CALLS,
+    JAXSTATIC_JIT,
     JAXSTATIC_TRANSFORMS,
     MARKER_ALIASES,
     NEVER_STATIC_PACKAGES,
@@ -353,6 +355,8 @@ class JaxstaticPlugin(Plugin):
         returned = _argnames.mark_static(ctx, options, returned) or returned
         if transform in DONATING_TRANSFORMS and ctx.arg_types and ctx.arg_types[0]:
             returned = _donated.mark_parameters(ctx.api, returned, ctx.arg_types[0][0], options) or returned
+        if transform == JAXSTATIC_JIT and ctx.arg_types and ctx.arg_types[0]:
+            returned = _overloads.kept(ctx.arg_types[0][0], returned) or returned
         return returned
 
     def _jax_jit(self, fullname: str, ctx: FunctionContext) -> Type:

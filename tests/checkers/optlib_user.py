@@ -57,7 +57,7 @@ forward_count: int = mlp.forward.trace_count
 a = optlib.apply_callable(MLP.activation, x)
 
 mean: Array = optlib.moments(x)  # ok, rejected by: ty
-mean_var: tuple[Array, Array] = optlib.moments(x, True)  # ok, rejected by: mypy mypy-plugin pyright basedpyright ty
+mean_var: tuple[Array, Array] = optlib.moments(x, True)  # ok, rejected by: mypy pyright basedpyright ty
 mean = optlib.moments_of(x)  # overloads kept under every checker: a plain function over a jitted one
 mean_var = optlib.moments_of(x, True)
 moments_count: int = optlib.moments.trace_count

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import jax
 import trainlib
-from trainlib import MLP, Classifier, Linear, Model, Params, TrainConfig, Trainer
+from trainlib import MLP, Classifier, Linear, Model, Params, Scaled, TrainConfig, Trainer
 from typing_extensions import assert_type
 
 Array = jax.Array
@@ -49,7 +49,7 @@ out = typed_trainer.evaluate(x, y)
 out = trainer.model(x, train=True)  # ok, rejected by: pyright basedpyright
 
 rate: Array = trainlib.learning_rate_jit(step)  # ok, rejected by: ty
-rate_and_warmup: tuple[Array, Array] = trainlib.learning_rate_jit(step, 10)  # ok, rejected by: mypy mypy-plugin pyright basedpyright ty
+rate_and_warmup: tuple[Array, Array] = trainlib.learning_rate_jit(step, 10)  # ok, rejected by: mypy pyright basedpyright ty
 rate = trainlib.learning_rate(step)
 rate_and_warmup = trainlib.learning_rate(step, 10)
 schedule_traces: int = trainlib.learning_rate_jit.trace_count
@@ -70,6 +70,15 @@ out = trainlib.predict(mlp.__call__, x)
 logits_traces: int = clf.logits.trace_count
 rate = trainlib.learning_rate_of(step)
 rate_and_warmup = trainlib.learning_rate_of(step, 10)
+scaled = Scaled(w)
+out = trainlib.predict(scaled, x)
+out = trainlib.predict_fn(scaled, x)
+scaled_model: Model = scaled
+scaled_trainer: Trainer[Scaled] = Trainer(scaled, cfg)
+out = scaled_trainer.model(x, train=True)
+out = scaled(x, train=True)
+rate = trainlib.warmup_rate(step)
+rate_and_warmup = trainlib.warmup_rate(step, 10)
 out = trainlib.scale_step_typed(x, 2.0, "down")
 out = trainlib.batched_norm_typed(batch)
 
@@ -104,6 +113,12 @@ clf("x")  # mistake
 bad_clf_trainer: Trainer[Classifier] = Trainer(mlp, cfg)  # mistake
 bad_rate_of: tuple[Array, Array] = trainlib.learning_rate_of(step)  # mistake
 bad_rate_of_warmup: Array = trainlib.learning_rate_of(step, 10)  # mistake
+scaled("x")  # mistake
+scaled(x, train="yes")  # mistake
+bad_scaled_trainer: Trainer[Scaled] = Trainer(clf, cfg)  # mistake
+bad_warmup_rate: tuple[Array, Array] = trainlib.warmup_rate(step)  # mistake
+bad_warmup_rate_warmup: Array = trainlib.warmup_rate(step, 10)  # mistake
+trainlib.warmup_rate(step, "10")  # mistake
 trainlib.scale_step_typed(x, "2.0")  # mistake
 trainlib.scale_step_typed(x, 2.0, "sideways")  # mistake
 trainlib.batched_norm_typed(batch, "eps")  # mistake

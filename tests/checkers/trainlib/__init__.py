@@ -165,6 +165,22 @@ class Classifier:
         return self.logits(x, train=train)
 
 
+@js.dataclass
+class Scaled:
+    """A model whose ``__call__`` is jitted under overload stubs: to every checker an overloaded method (a ``Model``
+    and a ``Callable``), at run time the jitted function."""
+
+    w: Array
+
+    @overload
+    def __call__(self, x: Array, /) -> Array: ...
+    @overload
+    def __call__(self, x: Array, /, *, train: Static[bool]) -> Array: ...
+    @js.jit
+    def __call__(self, x: Array, /, *, train: Static[bool] = False) -> Array:
+        return x * self.w if train else jnp.tanh(x * self.w)
+
+
 @js.jit
 def _learning_rate(step: Array, warmup: Static[int | None] = None) -> Array | tuple[Array, Array]:
     return learning_rate(step, warmup)
@@ -177,6 +193,16 @@ def learning_rate_of(step: Array, warmup: int) -> tuple[Array, Array]: ...
 def learning_rate_of(step: Array, warmup: int | None = None) -> Array | tuple[Array, Array]:
     """The overloads on a plain function over the jitted one: kept under every checker."""
     return _learning_rate(step, warmup)
+
+
+@overload
+def warmup_rate(step: Array, warmup: Static[None] = None) -> Array: ...
+@overload
+def warmup_rate(step: Array, warmup: Static[int]) -> tuple[Array, Array]: ...
+@js.jit
+def warmup_rate(step: Array, warmup: Static[int | None] = None) -> Array | tuple[Array, Array]:
+    """The overloads above a jitted implementation: the name holds the jitted function, typed by its overloads."""
+    return learning_rate(step, warmup)
 
 
 jit_bounded = js.jit(max_traces=4)  # options only, instead of functools.partial(js.jit, max_traces=4)
