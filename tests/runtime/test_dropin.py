@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 import gc
+import os
+import sys
 import warnings
 import weakref
 from collections.abc import Callable
@@ -753,3 +755,35 @@ def test_a_jitted_closure_is_shared_while_it_lives_and_holds_its_function(no_gc:
 def test_a_jitted_partial_is_a_function_of_its_own() -> None:
     g = functools.partial(three, b=1, c=2)
     assert js.jit(g) is not js.jit(g)
+
+
+# -- frames: a trace runs four frames deeper than jax.jit's, as the jit guide says ---------------------------
+
+
+def _frames_above_the_body(transform: Callable[..., Any], static: Any) -> list[str]:
+    """The files of the frames between ``caller`` and the traced function, innermost first."""
+    seen: list[str] = []
+
+    def body(x: Any, cfg: Static[Any] = None) -> Any:
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_name != "caller":
+            seen.append(frame.f_code.co_filename)
+            frame = frame.f_back
+        return x
+
+    jitted = transform(body, static_argnames="cfg") if transform is jax.jit else transform(body)
+
+    def caller() -> Any:
+        return jitted(jnp.ones(2), static)
+
+    caller()
+    return seen
+
+
+@pytest.mark.parametrize("static", [None, 3, {"depth": 2}], ids=["no static", "int (the lane)", "dict (the body)"])
+def test_a_trace_runs_four_frames_deeper_than_jax_jit_s(static: Any) -> None:
+    jax_dir = os.path.dirname(jax.__file__)
+    ours = _frames_above_the_body(js.jit, static)
+    theirs = _frames_above_the_body(jax.jit, static if static is None or isinstance(static, int) else None)
+    assert len(ours) - sum(path.startswith(jax_dir) for path in ours) == 4, ours
+    assert len(ours) <= len(theirs) + 4, (ours, theirs)  # fewer where jax.jit's own static path runs deeper
