@@ -265,7 +265,7 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
                        f"parameter(s) {dynamic}", f"Give one entry per parameter in {dynamic}, or a dict by name.")
 
 
-__all__ = ["ANY_CALL", "CACHE_SIZE", "JAX_JIT_CACHE_SIZE", "MAX_TRACES", "OptionError", "Own", "ParamOptions", "argnums_into_varargs", "as_tuple",
-           "check_argnames", "check_cache_size", "check_callable", "check_max_traces", "check_not_static",
-           "names_of_argnums", "per_parameter", "positional", "resolve_param_options", "take_own"]
-
+__all__ = ["ANY_CALL", "CACHE_SIZE", "JAX_JIT_CACHE_SIZE", "MAX_TRACES", "OptionError", "Own", "ParamOptions",
+           "argnums_into_varargs", "as_tuple", "check_argnames", "check_cache_size", "check_callable",
+           "check_max_traces", "check_not_static", "names_of_argnums", "per_parameter", "positional",
+           "resolve_param_options", "take_own"]
