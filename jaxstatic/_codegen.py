@@ -126,17 +126,27 @@ def _indent(lines: list[str]) -> list[str]:
     return ["    " + line for line in lines]
 
 
-def generate(plan: Plan, namespace: dict[str, Any], function: str, entry: bool = False) -> dict[str, Callable[..., Any]]:
-    """``{"key": key, "dispatch": dispatch}`` for one call shape, plus ``"entry"`` when asked.
+def _run_lines(run: str, p: str = "") -> list[str]:
+    """A ``Runs`` (the expression ``run``: a miss, ``_programs.Run``), run in the generated function's own frame, so
+    that a trace runs one frame of jaxstatic's (this one) above the body, as close as it can get to jax.jit's. ``p``
+    prefixes the names it sets (the lane's ``__call__`` has the user's parameters for locals)."""
+    return [f"{p}run = {run}", "try:", f"    {p}result = {p}run.program(*{p}run.pos, **{p}run.kw)",
+            f"except BaseException as {p}err:", f"    {p}raised = {p}run.fail({p}err)", f"    if {p}raised is {p}err:",
+            "        raise", f"    raise {p}raised from None", f"return {p}run.done({p}result)"]
+
+
+def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, Callable[..., Any]]:
+    """``{"key": key, "dispatch": dispatch, "entry": entry}`` for one call shape.
 
     ``namespace`` supplies ``cache``, ``lookup`` (its bound ``get``), ``touch``, ``miss``, ``freeze_pair``,
     ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``, ``failed``, ``uncomparable``, ``next_call``,
-    ``reroute`` and ``general``. The dispatcher takes ``(args, kwargs)``: it counts the call, builds the
+    ``reroute`` and ``route`` (the dispatcher of any call's shape). The dispatcher takes ``(args, kwargs)``: it counts the call, builds the
     key, looks the program up (keeping the cache's order of use when it holds more than one), and calls it with the
     dynamic values. A plan for keyword calls is found by keyword names alone, so it checks the number of positionals
-    and reroutes on a mismatch. With ``entry``, also a ``__call__(self, *args, **kwargs)`` for this shape of
-    positional call, which hands any other shape to ``general(self, args, kwargs)``: one Python frame per call
-    instead of two (about 150 ns of the ~400 ns jaxstatic adds to a call).
+    and reroutes on a mismatch. ``entry(self, *args, **kwargs)`` does the same as a ``__call__`` for calls of this
+    shape, and hands any other shape to that shape's dispatcher: the first positional shape's is the
+    function's own ``__call__`` (one Python frame per call instead of two: about 150 ns of the ~400 ns jaxstatic
+    adds to a call), and each shape's is what its hit in C hands a miss to (one frame between a call and its trace).
     """
     ns = dict(namespace, ATOMIC=_freeze.ATOMIC, hide=_traceback.hide, is_not=operator.is_not)
     key_lines, key_expr = _key_lines(plan, ns)
@@ -147,23 +157,22 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str, entry: bool =
     # A key's __eq__ that raises (met on a hash collision) is a static value that cannot be compared: said so, as a
     # ValueError too, as jax.jit does; a __hash__ that raises is raised as it is (uncomparable tells them apart).
     body = [*key_lines, f"key = {key_expr}", "try:", "    fn = lookup(key)", "except Exception as err:",
-            "    raise uncomparable(key, args, kwargs, err)", "next_call()", "if fn is None:",
-            "    return miss(key, args, kwargs)",
+            "    raise uncomparable(key, args, kwargs, err)", "next_call()", "if fn is None:", *_indent(_run_lines("miss(key, args, kwargs)")),
             "try:", "    if len(cache) > 1:", "        touch(key)", f"    return fn({call})",
             "except TypeError as err:", "    raise dynamic_error(args, kwargs, err)",
             "except BaseException:", "    failed(args, kwargs)", "    raise"]
     reroute = [f"if len(args) != {plan.nargs}:", "    return reroute(args, kwargs)"] if plan.kwnames else []
+    other = (f"len(args) != {plan.nargs} or tuple(kwargs) != {plan.kwnames!r}" if plan.kwnames
+             else f"kwargs or len(args) != {plan.nargs}")
+    # The frame a user calls drops jaxstatic's frames from a failure's traceback (_traceback.hide).
     lines = ["def key(args, kwargs):", *_indent([*key_lines, f"return {key_expr}"]), "",
-             "def dispatch(args, kwargs):", *_indent([*reroute, *body])]
-    if entry:
-        # The frame a user calls drops jaxstatic's frames from a failure's traceback (_traceback.hide).
-        lines += ["", "def entry(self, /, *args, **kwargs):",
-                  *_indent(["try:", *_indent([f"if kwargs or len(args) != {plan.nargs}:",
-                                              "    return general(self, args, kwargs)", *body]),
-                            "except BaseException as err:", "    hide(err)", "    raise"])]
+             "def dispatch(args, kwargs):", *_indent([*reroute, *body]), "",
+             "def entry(self, /, *args, **kwargs):",
+             *_indent(["try:", *_indent([f"if {other}:", "    return route(args, kwargs)(args, kwargs)", *body]),
+                       "except BaseException as err:", "    hide(err)", "    raise"])]
     shape = ", ".join([f"{plan.nargs} positional", *plan.kwnames])
     _compile("\n".join(lines) + "\n", ns, f"dispatch of {function}({shape})", "key")
-    return {name: ns[name] for name in ("key", "dispatch", "entry") if name in ns}
+    return {name: ns[name] for name in ("key", "dispatch", "entry")}
 
 
 def generate_lane(layout: Layout, namespace: dict[str, Any], function: str) -> Callable[..., Any]:
@@ -219,7 +228,7 @@ def generate_lane(layout: Layout, namespace: dict[str, Any], function: str) -> C
               "        except TypeError as _js_err:",
               f"            raise _js_dynamic_error({pos_tuple}, {kw_dict}, _js_err)",
               "        except BaseException:", f"            _js_failed({pos_tuple}, {kw_dict})", "            raise",
-              f"    return _js_switch(_js_self, {pos_tuple}, {kw_dict})"]
+              *_indent(_run_lines(f"_js_switch(_js_self, {pos_tuple}, {kw_dict})", "_js_"))]
     # The outermost frame of a call drops jaxstatic's frames from a failure's traceback (``_traceback.hide``); a
     # ``try`` costs nothing when the call succeeds.
     lines = [lines[0], "  try:", *(" " * 2 + line for line in lines[1:]),

@@ -53,7 +53,7 @@ def key_call(owner: Owner, plan: Plan, entry: Callable[..., Any],
     if compiled is None:
         return entry
     head = _shape_hit(owner, plan, types.MethodType(entry, owner), namespace, None)
-    return entry if head is None else _with_keywords(owner, head, head.fallback)
+    return entry if head is None else _with_keywords(owner, head)
 
 
 _MAX_KEYWORD_SHAPES = 8  # other call shapes with a hit in C; calls of any other go through the generated code
@@ -70,28 +70,28 @@ def keyword_calls(owner: Owner) -> None:
         return  # no hits in C, or the lane's (which takes keywords itself)
     cls = type(owner).__dict__
     head = cls.get("__call__") if cls.get("_specialized") else None  # None: the transform's own __call__
-    if isinstance(head, compiled.KeyCall):
-        new = _with_keywords(owner, head, head.fallback)
-    elif head is None:  # no positional shape to specialize: the class's own __call__ takes every other call
-        new = _with_keywords(owner, None, types.MethodType(type(owner).__call__, owner))
+    if isinstance(head, compiled.KeyCall) or head is None:  # None: no positional shape specialized
+        new = _with_keywords(owner, head)
     else:
         return
     if new is not head:
         owner._specialize(new)
 
 
-def _with_keywords(owner: Owner, head: Any, fallback: Any) -> Any:
+def _with_keywords(owner: Owner, head: Any) -> Any:
     """``head`` behind the hits of the other call shapes ``owner`` has met (by keyword, or with fewer positional
-    values) that it does not have yet (at most ``_MAX_KEYWORD_SHAPES``), newest first."""
+    values) that it does not have yet (at most ``_MAX_KEYWORD_SHAPES``), newest first. Each hands what it does not
+    serve (a miss) to its own shape's generated ``entry``, which calls the program itself: one frame of jaxstatic's
+    between a call and its trace."""
     have, hit = set(), head
     while hit is not None:
         have.add((hit.nargs, hit.kwnames or ()))
         hit = hit.other
-    for plan, _ in list(owner._shapes.values()):
+    for plan, code in list(owner._shapes.values()):
         if len(have) > _MAX_KEYWORD_SHAPES:
             break
         if (plan.nargs, plan.kwnames) not in have:
-            found = _shape_hit(owner, plan, fallback, owner._namespace(plan), head)
+            found = _shape_hit(owner, plan, types.MethodType(code["entry"], owner), owner._namespace(plan), head)
             if found is not None:
                 head = found
                 have.add((plan.nargs, plan.kwnames))

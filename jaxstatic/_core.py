@@ -244,12 +244,22 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
 
     def __call__(self, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
-            # general_call, written out: a frame fewer on every call that is no hit in C, and between a call and
-            # the body it traces (nested jitted functions recurse as deep as Python's frames allow)
+            # general_call, written out: a frame fewer on every call that is no hit in C
             dispatch = self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))
-            if dispatch is None:
-                dispatch = self._new_dispatch(args, kwargs)
-            return dispatch(args, kwargs)  # type: ignore[no-any-return]
+            if dispatch is not None:
+                return dispatch(args, kwargs)  # type: ignore[no-any-return]
+            # A new call shape, the first call among them: run here, as the dispatcher runs a miss (``_codegen``),
+            # so that the trace runs one frame of jaxstatic's below the call (nested jitted functions recurse as
+            # deep as Python's frames allow)
+            run = self._run(args, kwargs)
+            try:
+                result = run.program(*run.pos, **run.kw)
+            except BaseException as err:
+                raised = run.fail(err)
+                if raised is err:
+                    raise
+                raise raised from None
+            return run.done(result)  # type: ignore[no-any-return]
         except BaseException as err:
             _traceback.hide(err)  # the frame a user calls drops jaxstatic's own from the traceback
             raise

@@ -41,7 +41,7 @@ from typing import Any
 import jax
 
 from . import _codegen, _compat, _compiled, _explain, _extension, _freeze, _naming, _typecheck
-from ._owner import Owner
+from ._owner import Owner, Runs
 from ._plan import Layout, Plan
 
 MakeProgram = Callable[[Callable[..., Any], tuple[int, ...], tuple[str, ...]], Any]
@@ -56,6 +56,21 @@ def eager(stats: Any, call: Callable[..., Any], args: Any, kwargs: Any) -> Any:
     out = call(*args, **kwargs)
     next(stats.eager)
     return out
+
+
+class _Again:
+    """The lane's own call made again, as a ``Runs``: a static value it keeps from now on (``Lane.switch``)."""
+
+    __slots__ = ("kw", "pos", "program")
+
+    def __init__(self, program: Callable[..., Any], pos: tuple[Any, ...], kw: dict[str, Any]) -> None:
+        self.program, self.pos, self.kw = program, pos, kw
+
+    def done(self, result: Any) -> Any:
+        return result
+
+    def fail(self, err: BaseException) -> BaseException:
+        return err
 
 
 def eligible(layout: Layout) -> bool:
@@ -140,27 +155,26 @@ class Lane:
         """A call missing an argument or given extra ones: the general path, which binds it or says why not."""
         return self.general(fn, *self.canonical(pos, kwonly, rest))
 
-    def switch(self, fn: Any, pos: tuple[Any, ...], kwonly: dict[str, Any]) -> Any:
-        """A static value the lane has not taken yet: a module-level function or class is kept, and the call
-        taken; any other from now on makes the general path's dispatcher ``__call__`` (the lane's frame would only
-        add to every such call), and keys the lane has seen stay its (``adapter``)."""
+    def switch(self, fn: Any, pos: tuple[Any, ...], kwonly: dict[str, Any]) -> Runs:
+        """A static value the lane has not taken yet, as a call for the lane's ``__call__`` to run (``Runs``): a
+        module-level function or class is kept, and the call taken; any other from now on makes the general path's
+        dispatcher ``__call__`` (the lane's frame would only add to every such call), this call goes the general
+        path (``_run``), and keys the lane has seen stay the lane's (``adapter``)."""
         values = dict(zip(self.positional, pos), **kwonly)
         if not self.switched and all(self.admits(values[name]) for name in self.statics):
-            return self.entry(fn, *pos, **kwonly)
+            return _Again(functools.partial(self.entry, fn), pos, kwonly)
         if not self.switched:
             self.switched = True
             self.owner._unspecialize()
             try:
-                plan = self.owner._shape((None,) * len(self.positional), {})[0]
+                plan, code = self.owner._shape((None,) * len(self.positional), {})
             except TypeError:  # a keyword-only parameter without a default: no positional shape to specialize
                 pass
             else:
                 owner = self.owner
-                namespace = owner._namespace(plan)
-                entry = _codegen.generate(plan, namespace, owner._name, entry=True)["entry"]
-                owner._specialize(_compiled.key_call(owner, plan, entry, namespace))
+                owner._specialize(_compiled.key_call(owner, plan, code["entry"], owner._namespace(plan)))
             _compiled.keyword_calls(self.owner)  # the shapes met so far: hits in C of their own
-        return self.general(fn, *self.canonical(pos, kwonly, ()))
+        return self.owner._run(*self.canonical(pos, kwonly, ()))
 
     # -- keys the general path meets -------------------------------------------------------------------------
 

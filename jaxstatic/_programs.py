@@ -10,6 +10,7 @@ forgets its static values; a dynamic value JAX cannot trace is named by its para
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -38,20 +39,70 @@ class _InFlight:
         self.done = threading.Event()
 
 
+class Run:
+    """A miss under way: the program to call for it and the values to call it with (``program(*pos, **kw)``), the
+    caller's own static values handed to the body while it runs, and what ends the miss once it has run
+    (``done``, ``fail``). Made by ``Programs._miss``; called by the dispatcher's own frame (``_codegen``)."""
+
+    __slots__ = ("args", "flight", "key", "kw", "kwargs", "local", "outer", "owner", "plan", "pos", "program",
+                 "traces")
+
+    def __init__(self, owner: Programs, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 flight: _InFlight | None, slot: Slot | None, program: Any, pos: Any, kw: Any,
+                 traces: bool = True) -> None:
+        self.owner, self.plan, self.key, self.args, self.kwargs = owner, plan, key, args, kwargs
+        self.flight, self.program, self.pos, self.kw, self.traces = flight, program, pos, kw, traces
+        # the caller's own static values, handed to a body it traces (None: a program cached, which a retrace for
+        # new shapes hands equal values rebuilt from the key, as a hit does)
+        self.local = None if slot is None else slot.local
+        if self.local is not None:
+            self.outer = getattr(self.local, "statics", None)
+            self.local.statics = plan.static_values(args, kwargs)
+
+    def done(self, result: Any) -> Any:
+        """The program returned ``result``: a program traced is cached (``_finish``)."""
+        if self.local is not None:
+            self.local.statics = self.outer
+        if self.flight is not None:
+            try:
+                self.owner._finish(self.key, self.flight, ok=True)
+            except BaseException:
+                self.owner._failed(self.plan, self.args, self.kwargs)
+                raise
+        return result
+
+    def fail(self, err: BaseException) -> BaseException:
+        """The program raised ``err``: what to raise instead (a dynamic value JAX cannot trace, named by its
+        parameter), or ``err`` itself. The key is let go of, and the call counted as failed."""
+        try:
+            try:
+                if self.local is not None:
+                    self.local.statics = self.outer
+                if self.traces and isinstance(err, TypeError):
+                    err = self.owner._dynamic_error(self.plan, self.args, self.kwargs, err)
+            finally:
+                if self.flight is not None:
+                    self.owner._finish(self.key, self.flight, ok=False)
+        finally:
+            self.owner._failed(self.plan, self.args, self.kwargs)
+        return err
+
+
 class Programs(State):
     """The program cache of a jaxstatic function, and its misses and faults."""
 
     if not TYPE_CHECKING:  # as State's
         __slots__ = ()
 
-    def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """A key not in the cache: trace it, or wait for the thread tracing it. A call that raises on the way (in a
-        key's own ``__hash__``, the type check, the transform, the trace) is counted once as failed, never a hit.
+    def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Run:
+        """A key not in the cache: the program to run for it (``Run``), which the caller's own frame calls. A call
+        that raises on the way (in the type check, the transform, the trace) is counted once as failed, never a hit.
 
-        The key is claimed (``_claim``) and the miss finished (``_finish``) around the program's call, never under
-        it, and the first call of a key the lane serves goes to the lane's program itself: each frame between the
-        caller and the traced body is one frame less that nested jitted functions can recurse (JAX's recursion limit
-        is Python's), so this path keeps as few as it can."""
+        The key is claimed (``_claim``) here, and the miss finished (``Run.done``, ``Run.fail``) after the program's
+        call, never around it: each frame between a call and the traced body is one frame less that nested jitted
+        functions can recurse (JAX's recursion limit is Python's), so the program is called by the dispatcher
+        itself (``_codegen``), and the first call of a key the lane serves calls the lane's program, not its
+        adapter."""
         try:
             # a new static value: checked against its Static[T] here (the lane's body checks its own), never on a hit
             lane = self._lane is not None and self._lane.serves(plan, key)
@@ -60,36 +111,31 @@ class Programs(State):
             # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
             # others keep their meaning (pmap still maps over devices), as JAX's do.
             if self._eager_without_jit and jit_disabled():
-                return _lane.eager(self._stats, self._fn, args, kwargs)
+                return Run(self, plan, key, args, kwargs, None, None,
+                           functools.partial(_lane.eager, self._stats, self._fn), (args, kwargs), {}, traces=False)
             flight, program, slot = self._claim(plan, key)
-            if flight is None:  # cached meanwhile, or a recursive call inside its own trace
-                return self._call(plan, program, slot, args, kwargs)
-            # _call, written out (a frame fewer between a call and its trace); the lane's program called here, not
-            # through its adapter
-            program, (pos, kw) = ((self._lane.program, self._lane.arguments(plan, key, args, kwargs))  # type: ignore[union-attr]
-                                  if flight.lane else (flight.program, plan.dynamic_values(args, kwargs)))
-            local = flight.slot.local
-            outer, local.statics = getattr(local, "statics", None), plan.static_values(args, kwargs)
             try:
-                try:
-                    result = program(*pos, **kw)
-                except TypeError as err:
-                    raise self._dynamic_error(plan, args, kwargs, err) from None
-                finally:
-                    local.statics = outer
+                if flight is not None and flight.lane:  # the lane's program, called with the lane's own arguments
+                    pos, kw = self._lane.arguments(plan, key, args, kwargs)  # type: ignore[union-attr]
+                    return Run(self, plan, key, args, kwargs, flight, slot, self._lane.program, pos, kw)  # type: ignore[union-attr]
+                # a program of its own: new (``flight``), or cached meanwhile, or this thread's own being traced (a
+                # recursive call inside its own trace)
+                pos, kw = plan.dynamic_values(args, kwargs)
+                return Run(self, plan, key, args, kwargs, flight, slot,
+                           flight.program if flight is not None else program, pos, kw)
             except BaseException:
-                self._finish(key, flight, ok=False)
+                if flight is not None:  # claimed, never run: let go of, for the threads waiting on it
+                    self._finish(key, flight, ok=False)
                 raise
-            self._finish(key, flight, ok=True)
-            return result
         except BaseException:
             self._failed(plan, args, kwargs)
             raise
 
-    def _claim(self, plan: Plan, key: Any) -> tuple[_InFlight | None, Any, Slot]:
+    def _claim(self, plan: Plan, key: Any) -> tuple[_InFlight | None, Any, Slot | None]:
         """The claim step of a miss: ``(entry, None, slot)`` with a new in-flight entry when this thread is to trace
-        the key; ``(None, program, slot)`` when the program is cached meanwhile or is this thread's own, being traced
-        (a recursive call: JAX traces the new shapes nested); waits while another thread traces it."""
+        the key; ``(None, program, None)`` when the program is cached (meanwhile, or by another call shape), run as a
+        hit is; ``(None, program, slot)`` when it is this thread's own, being traced (a recursive call: JAX traces
+        the new shapes nested); waits while another thread traces it."""
         me = threading.get_ident()
         while True:
             with self._lock:
@@ -99,7 +145,7 @@ class Programs(State):
                     flight = self._inflight[key] = self._start(plan, key, me)
                     return flight, None, flight.slot
             if program is not None:
-                return None, program, self._slots.get(key) or Slot(key)
+                return None, program, None
             assert flight is not None
             if flight.owner == me:
                 return None, flight.program, flight.slot
@@ -146,19 +192,6 @@ class Programs(State):
             self._evicted.append(hash(old))
             self._stats.evictions += 1
         return evicted
-
-    def _call(self, plan: Plan, program: Any, slot: Slot, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Run ``program`` for this call, handing the body the caller's own static values should it trace."""
-        pos, kw = plan.dynamic_values(args, kwargs)
-        local = slot.local
-        outer = getattr(local, "statics", None)
-        local.statics = plan.static_values(args, kwargs)
-        try:
-            return program(*pos, **kw)
-        except TypeError as err:
-            raise self._dynamic_error(plan, args, kwargs, err) from None
-        finally:
-            local.statics = outer
 
     def _uncomparable(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                       err: Exception) -> Exception:
@@ -234,4 +267,4 @@ def is_traceable(leaf: object) -> bool:
             or (hasattr(leaf, "dtype") and not isinstance(leaf, type)))
 
 
-__all__ = ["EVICTED", "EVICTED_MEMORY", "Programs", "is_traceable", "let_go"]
+__all__ = ["EVICTED", "EVICTED_MEMORY", "Programs", "Run", "is_traceable", "let_go"]

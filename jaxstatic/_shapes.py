@@ -20,6 +20,7 @@ from typing_extensions import Self
 from . import _codegen, _compiled, _freeze, _lane, _options
 from ._annotations import call_signature
 from ._errors import non_static_error
+from ._owner import Runs
 from ._plan import Layout, Plan
 from ._state import Dispatch, State, inner_transform
 
@@ -79,9 +80,9 @@ class CallShapes(State):
                 self._install_lane()
             entry = self._lane is None and not kwargs and not any(isinstance(k, int) for k in self._shapes) and self._specializes()
             namespace = self._namespace(plan)
-            code = _codegen.generate(plan, namespace, self._name, entry=entry)
+            code = _codegen.generate(plan, namespace, self._name)
             found = self._shapes[shape] = (plan, code)
-            if "entry" in code:
+            if entry:
                 self._specialize(_compiled.key_call(self, plan, code["entry"], namespace))
         return found
 
@@ -98,6 +99,13 @@ class CallShapes(State):
                 self._specialize(self._lane.call)
                 self._stats.currsize = self._lane.currsize
 
+    def _dispatcher(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dispatch:
+        """The dispatcher of this call's shape (``tuple(kwargs)`` costs a third of ``(len(args), *kwargs)``, so
+        keyword shapes are found by names alone), made if need be. Returned, not called: the caller calls it, a
+        frame fewer between a call and its trace."""
+        dispatch = self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))
+        return self._new_dispatch(args, kwargs) if dispatch is None else dispatch
+
     def _new_dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dispatch:
         self = self._core
         dispatch = self._shape(args, kwargs)[1]["dispatch"]
@@ -107,6 +115,23 @@ class CallShapes(State):
             self._plans[len(args)] = dispatch
         _compiled.keyword_calls(self)  # a shape met: a hit in C of its own
         return dispatch
+
+    def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Runs:
+        """Any call, as a ``Run`` (``_programs``) its caller runs in its own frame, as the dispatcher runs a miss:
+        the first call of a function, and the first the lane hands the general path, trace one frame of jaxstatic's
+        below the call, as every other miss does. A shape not met before gets its dispatcher (``_new_dispatch``); a
+        key cached runs its program as a miss that finds it cached does."""
+        self = self._core
+        if (self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))) is None:
+            self._new_dispatch(args, kwargs)
+        plan, code = self._shape(args, kwargs)
+        key = code["key"](args, kwargs)
+        try:
+            self._cache.get(key)
+        except Exception as err:  # as the dispatcher's lookup
+            raise self._uncomparable(plan, key, args, kwargs, err)  # noqa: B904 (chained as the dispatcher's)
+        next(self._stats.calls)
+        return self._miss(plan, key, args, kwargs)  # type: ignore[no-any-return]
 
     def _specializes(self) -> bool:
         return True
@@ -165,7 +190,7 @@ class CallShapes(State):
             "dynamic_error": functools.partial(self._failed_dynamic, plan),
             "failed": functools.partial(self._failed, plan),
             "uncomparable": functools.partial(self._uncomparable, plan),
-            "reroute": self._reroute, "general": general_call,
+            "reroute": self._reroute, "route": self._dispatcher,
         }
 
     def _reroute(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -196,12 +221,8 @@ class CallShapes(State):
 
 
 def general_call(self: CallShapes, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Any call: find the dispatcher of its shape (``tuple(kwargs)`` costs a third of ``(len(args), *kwargs)``, so
-    keyword shapes are found by names alone) and run it."""
-    dispatch = self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))
-    if dispatch is None:
-        dispatch = self._new_dispatch(args, kwargs)
-    return dispatch(args, kwargs)
+    """Any call: the dispatcher of its shape (``dispatcher``), run."""
+    return self._dispatcher(args, kwargs)(args, kwargs)
 
 
 __all__ = ["CallShapes", "general_call"]

@@ -197,18 +197,22 @@ def test_tracebacks_through_the_dispatcher_show_its_source() -> None:
     import traceback
 
     @js.jit
-    def f(x: jax.Array, n: Static[int]) -> jax.Array:
-        raise ValueError("boom")
+    def f(x: jax.Array, cfg: Static[dict[str, int]]) -> jax.Array:
+        if cfg["n"] == 2:
+            raise ValueError("boom")
+        return x
 
+    f(jnp.ones(1), {"n": 1})  # the first call runs in the call itself,
+    f(jnp.ones(1), {"n": 3})  # the first the lane does not take, in the lane's; later misses, in the dispatcher
     jax.config.update("jax_traceback_filtering", "off")  # jaxstatic's frames are hidden by default
     try:
         with pytest.raises(ValueError) as info:
-            f(jnp.ones(1), 2)
+            f(jnp.ones(1), {"n": 2})
     finally:
         jax.config.update("jax_traceback_filtering", "auto")
     text = "".join(traceback.format_exception(info.value))
     assert 'File "<jaxstatic>/dispatch of f(2 positional) #' in text
-    assert "return miss(key, args, kwargs)" in text  # the generated line itself, read from linecache
+    assert "result = run.program(*run.pos, **run.kw)" in text  # the generated line itself, read from linecache
 
 
 def test_the_key_function_and_the_dispatcher_agree() -> None:

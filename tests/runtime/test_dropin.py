@@ -21,7 +21,7 @@ from hypothesis import given, settings, strategies as st
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import jaxstatic as js
-from jaxstatic import Static
+from jaxstatic import Static, _extension
 
 JITS = [pytest.param(jax.jit, id="jax.jit"), pytest.param(js.jit, id="js.jit")]
 
@@ -757,11 +757,11 @@ def test_a_jitted_partial_is_a_function_of_its_own() -> None:
     assert js.jit(g) is not js.jit(g)
 
 
-# -- frames: a trace runs four frames deeper than jax.jit's, as the jit guide says ---------------------------
+# -- frames: a trace runs two frames deeper than jax.jit's, as the jit guide says ----------------------------
 
 
-def _frames_above_the_body(transform: Callable[..., Any], static: Any) -> list[str]:
-    """The files of the frames between ``caller`` and the traced function, innermost first."""
+def _frames_above_the_body(transform: Callable[..., Any], statics: list[Any], by_keyword: bool) -> list[list[str]]:
+    """For each call in turn, the files of the frames between ``caller`` and the traced function, innermost first."""
     seen: list[str] = []
 
     def body(x: Any, cfg: Static[Any] = None) -> Any:
@@ -773,17 +773,40 @@ def _frames_above_the_body(transform: Callable[..., Any], static: Any) -> list[s
 
     jitted = transform(body, static_argnames="cfg") if transform is jax.jit else transform(body)
 
-    def caller() -> Any:
-        return jitted(jnp.ones(2), static)
+    def caller(static: Any) -> Any:
+        return jitted(jnp.ones(2), cfg=static) if by_keyword else jitted(jnp.ones(2), static)
 
-    caller()
-    return seen
+    out = []
+    for static in statics:
+        seen.clear()
+        caller(static)
+        out.append(list(seen))
+    return out
 
 
-@pytest.mark.parametrize("static", [None, 3, {"depth": 2}], ids=["no static", "int (the lane)", "dict (the body)"])
-def test_a_trace_runs_four_frames_deeper_than_jax_jit_s(static: Any) -> None:
+# Per call: the static value, then the frames of jaxstatic's with the hits in C, and without them (positional,
+# keyword). With them, a key of the lane's after its first runs the body alone (its hit in C calls JAX itself);
+# without them, a keyword call once the function has left the lane runs a frame more (the positional shape's code,
+# which is its ``__call__``, then the keyword shape's).
+_CALLS = {
+    "no static": [(None, 2, 2, 2)],
+    "int (the lane)": [(3, 2, 2, 2), (4, 1, 2, 2)],
+    "dict (the body)": [({"depth": 2}, 2, 2, 2), ({"depth": 3}, 2, 2, 2), ({"depth": 4}, 2, 2, 3)],
+    "int then dict (leaving the lane)": [(3, 2, 2, 2), ({"depth": 2}, 2, 2, 2), ({"depth": 3}, 2, 2, 3), (7, 2, 2, 3)],
+}
+
+
+@pytest.mark.parametrize("by_keyword", [False, True], ids=["by position", "by keyword"])
+@pytest.mark.parametrize("calls", list(_CALLS.values()), ids=list(_CALLS))
+def test_a_trace_runs_two_frames_deeper_than_jax_jit_s(calls: list[tuple[Any, int, int, int]],
+                                                        by_keyword: bool) -> None:
+    """The first call and every later miss: the call (or, for a miss a hit in C hands on, its shape's generated
+    code) and the body."""
     jax_dir = os.path.dirname(jax.__file__)
-    ours = _frames_above_the_body(js.jit, static)
-    theirs = _frames_above_the_body(jax.jit, static if static is None or isinstance(static, int) else None)
-    assert len(ours) - sum(path.startswith(jax_dir) for path in ours) == 4, ours
-    assert len(ours) <= len(theirs) + 4, (ours, theirs)  # fewer where jax.jit's own static path runs deeper
+    statics = [static for static, *_ in calls]
+    for (static, *expected), ours in zip(calls, _frames_above_the_body(js.jit, statics, by_keyword)):
+        own = [path for path in ours if not path.startswith(jax_dir)]
+        assert len(own) == expected[0 if _extension.compiled is not None else 1 + by_keyword], ours
+        theirs = _frames_above_the_body(jax.jit, [static if static is None or isinstance(static, int) else None],
+                                        by_keyword)[0]
+        assert len(ours) - len(own) <= len(theirs), (ours, theirs)  # JAX's own, as deep as jax.jit runs them

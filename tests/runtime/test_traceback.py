@@ -126,5 +126,5 @@ def test_the_environment_variable_decides(tmp_path: Path) -> None:
     assert outputs[""].startswith(f'Traceback (most recent call last):\n  File "{path}", line 6, in <module>\n'
                                   f"    f(jnp.ones(1), 2)\n  File \"{path}\", line 4, in f\n"
                                   "    raise ValueError('boom')\nValueError: boom\n")
-    assert 'File "<jaxstatic>/dispatch of f(2 positional) #' in outputs["off"]  # a first call: the general path
-    assert "/jaxstatic/_core.py" in outputs["off"] and "/jaxstatic/_lane.py" in outputs["off"]  # then the lane's
+    # a first call runs in the call itself, then the lane's body
+    assert "/jaxstatic/_core.py" in outputs["off"] and "/jaxstatic/_lane.py" in outputs["off"]
