@@ -248,9 +248,9 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
             dispatch = self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))
             if dispatch is not None:
                 return dispatch(args, kwargs)  # type: ignore[no-any-return]
-            # A new call shape, the first call among them: run here, as the dispatcher runs a miss (``_codegen``),
-            # so that the trace runs one frame of jaxstatic's below the call (nested jitted functions recurse as
-            # deep as Python's frames allow)
+            # A new call shape, the first call among them: run here, as the dispatcher runs a miss (the same lines
+            # as ``_codegen._run_lines``), so that the trace runs one frame of jaxstatic's below the call (nested
+            # jitted functions recurse as deep as Python's frames allow)
             run = self._run(args, kwargs)
             try:
                 result = run.program(*run.pos, **run.kw)
@@ -395,11 +395,14 @@ def _wrap(self: StaticFunction[Any, Any], fn: Callable[..., Any]) -> None:
     set before this call (``js.grad(js.grad(f, argnums=0), argnums=1)`` differentiated by argnums=0 twice when an
     inner transform's options replaced the outer one's), and its methods and properties (``eqx.filter_jit``'s
     ``_signature`` attribute hid the method of that name: the first call raised ``'Signature' object is not
-    callable``). Other wrappers' private attributes are theirs alone, so none is copied. On Python 3.14,
+    callable``). Other wrappers' private attributes are theirs alone, so none is copied. A ``functools.partial``
+    without a name of its own lends its function's (``_naming.wrapper_names``). On Python 3.14,
     ``update_wrapper`` copies ``__annotate__`` and not ``__annotations__``, which an instance would then read from
     its class: they are read here (``_lazy``: a name not defined yet stays a ``ForwardRef``)."""
     functools.update_wrapper(self, fn, updated=())
     own = self.__dict__
+    for name, value in _naming.wrapper_names(fn).items():  # a partial: named after its function, as by jax.jit
+        own.setdefault(name, value)
     if _lazy.LAZY and callable(getattr(fn, "__annotate__", None)):
         own["__annotations__"] = _lazy.annotations_of(fn)
     for name, value in getattr(fn, "__dict__", {}).items():

@@ -15,11 +15,32 @@ from typing import Any
 
 
 def display_name(fn: Callable[..., Any]) -> str:
-    """``Model.apply``: the qualified name without ``<locals>`` scopes, as errors and reports print it."""
+    """``Model.apply``: the qualified name without ``<locals>`` scopes, as errors and reports print it; a
+    ``functools.partial`` without a name of its own by its function's (``loss`` for ``partial(loss, n=2)``)."""
+    fn = _unpartial(fn)
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
     if name is None:  # a callable instance
         name = type(fn).__qualname__
     return str(name).rpartition("<locals>.")[2]
+
+
+def _unpartial(fn: Any) -> Any:
+    """The function a ``functools.partial`` (nested ones too) applies, where the partial has no name of its own."""
+    for _ in range(64):
+        if not isinstance(fn, functools.partial) or getattr(fn, "__name__", None) is not None:
+            break
+        fn = fn.func
+    return fn
+
+
+def wrapper_names(fn: Callable[..., Any]) -> dict[str, str]:
+    """``__name__`` and ``__qualname__`` for a transform of a ``functools.partial`` without a name of its own: its
+    function's, as ``jax.jit(partial(f, ...))`` is named ``f`` (``functools.update_wrapper`` finds none to copy)."""
+    inner = _unpartial(fn)
+    if inner is fn:
+        return {}
+    names = {attr: getattr(inner, attr, None) for attr in ("__name__", "__qualname__")}
+    return {attr: str(name) for attr, name in names.items() if name is not None}
 
 
 def program_name(fn: Any) -> str:
@@ -67,4 +88,4 @@ def name_program(body: Callable[..., Any], fn: Callable[..., Any], function: str
     body.__signature__ = signature  # type: ignore[attr-defined]
 
 
-__all__ = ["debug_stub", "display_name", "name_program", "program_name"]
+__all__ = ["debug_stub", "display_name", "name_program", "program_name", "wrapper_names"]

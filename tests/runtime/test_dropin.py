@@ -548,6 +548,16 @@ def test_repr_names_the_transform_and_the_function() -> None:
     assert repr(js.jit(three)) == "<jaxstatic.jit of three>"
 
 
+@pytest.mark.parametrize("fn", [three, functools.partial(three, b=1), lambda: None],
+                         ids=["function", "partial", "lambda"])
+def test_the_name_jax_jit_pickles_is_js_jit_s_name(fn: Callable[..., Any]) -> None:
+    """JAX's tests read ``jax.jit(f).__getstate__()["function_name"]``, PjitFunction's pickled state; js.jit's name
+    is a function's ``__name__``, the same string (the jit guide's "JAX's private machinery")."""
+    name = jax.jit(fn).__getstate__()["function_name"]  # type: ignore[attr-defined]
+    assert js.jit(fn).__name__ == name
+    assert repr(js.jit(fn)) == f"<jaxstatic.jit of {name}>"  # and errors and reports name it so
+
+
 class _Unprintable:
     def __call__(self) -> None:
         pass
