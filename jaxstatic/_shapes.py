@@ -140,8 +140,8 @@ class CallShapes(State):
         """Give this object a class of its own whose ``__call__`` is the first positional shape's dispatcher.
 
         Python looks ``__call__`` up on the type, so this is the one way to make the commonest call a single
-        Python frame (measured: ~150 ns of the ~400 ns jaxstatic adds to a call); other shapes go through
-        ``general_call``.
+        Python frame (measured: ~150 ns of the ~400 ns jaxstatic adds to a call); other shapes go to their own
+        dispatcher (``_dispatcher``), or their own hit in C.
         """
         cls = self._unspecialized()
         if isinstance(entry, types.FunctionType):  # not a hit in C (_hits), which has a doc of its own
