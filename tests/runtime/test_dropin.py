@@ -21,7 +21,7 @@ from hypothesis import given, settings, strategies as st
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import jaxstatic as js
-from jaxstatic import Static, _extension
+from jaxstatic import Static, _compat, _extension
 
 JITS = [pytest.param(jax.jit, id="jax.jit"), pytest.param(js.jit, id="js.jit")]
 
@@ -548,12 +548,13 @@ def test_repr_names_the_transform_and_the_function() -> None:
     assert repr(js.jit(three)) == "<jaxstatic.jit of three>"
 
 
-@pytest.mark.parametrize("fn", [three, functools.partial(three, b=1), lambda: None],
-                         ids=["function", "partial", "lambda"])
-def test_the_name_jax_jit_pickles_is_js_jit_s_name(fn: Callable[..., Any]) -> None:
+@pytest.mark.parametrize(("fn", "name"), [(three, "three"), (functools.partial(three, b=1), "three"),
+                                           (lambda: None, "<lambda>")], ids=["function", "partial", "lambda"])
+def test_the_name_jax_jit_pickles_is_js_jit_s_name(fn: Callable[..., Any], name: str) -> None:
     """JAX's tests read ``jax.jit(f).__getstate__()["function_name"]``, PjitFunction's pickled state; js.jit's name
     is a function's ``__name__``, the same string (the jit guide's "JAX's private machinery")."""
-    name = jax.jit(fn).__getstate__()["function_name"]  # type: ignore[attr-defined]
+    theirs = jax.jit(fn).__getstate__()["function_name"]  # type: ignore[attr-defined]
+    assert theirs in (name, "<unnamed function>")  # JAX before 0.5 left a partial unnamed
     assert js.jit(fn).__name__ == name
     assert repr(js.jit(fn)) == f"<jaxstatic.jit of {name}>"  # and errors and reports name it so
 
@@ -794,29 +795,31 @@ def _frames_above_the_body(transform: Callable[..., Any], statics: list[Any], by
     return out
 
 
-# Per call: the static value, then the frames of jaxstatic's with the hits in C, and without them (positional,
-# keyword). With them, a key of the lane's after its first runs the body alone (its hit in C calls JAX itself);
-# without them, a keyword call once the function has left the lane runs a frame more (the positional shape's code,
-# which is its ``__call__``, then the keyword shape's).
+# A key of the exact-key lane after its first: its hit in C calls JAX itself, and only the body runs (a JAX without
+# the lane takes the general path's two frames)
+_LANE_HIT = 1 if _compat.LANE else 2
+# Per call: the static value, and the frames of jaxstatic's above the body with the hits in C.
 _CALLS = {
-    "no static": [(None, 2, 2, 2)],
-    "int (the lane)": [(3, 2, 2, 2), (4, 1, 2, 2)],
-    "dict (the body)": [({"depth": 2}, 2, 2, 2), ({"depth": 3}, 2, 2, 2), ({"depth": 4}, 2, 2, 3)],
-    "int then dict (leaving the lane)": [(3, 2, 2, 2), ({"depth": 2}, 2, 2, 2), ({"depth": 3}, 2, 2, 3), (7, 2, 2, 3)],
+    "no static": [(None, 2)],
+    "int (the lane)": [(3, 2), (4, _LANE_HIT)],
+    "dict (the body)": [({"depth": 2}, 2), ({"depth": 3}, 2), ({"depth": 4}, 2)],
+    "int then dict (leaving the lane)": [(3, 2), ({"depth": 2}, 2), ({"depth": 3}, 2), (7, 2)],
 }
 
 
 @pytest.mark.parametrize("by_keyword", [False, True], ids=["by position", "by keyword"])
 @pytest.mark.parametrize("calls", list(_CALLS.values()), ids=list(_CALLS))
-def test_a_trace_runs_two_frames_deeper_than_jax_jit_s(calls: list[tuple[Any, int, int, int]],
-                                                        by_keyword: bool) -> None:
+def test_a_trace_runs_two_frames_deeper_than_jax_jit_s(calls: list[tuple[Any, int]], by_keyword: bool) -> None:
     """The first call and every later miss: the call (or, for a miss a hit in C hands on, its shape's generated
-    code) and the body."""
+    code) and the body. Without the hits in C, a keyword call may run a frame more (the jit guide says when)."""
     jax_dir = os.path.dirname(jax.__file__)
-    statics = [static for static, *_ in calls]
-    for (static, *expected), ours in zip(calls, _frames_above_the_body(js.jit, statics, by_keyword)):
+    statics = [static for static, _ in calls]
+    for (static, expected), ours in zip(calls, _frames_above_the_body(js.jit, statics, by_keyword)):
         own = [path for path in ours if not path.startswith(jax_dir)]
-        assert len(own) == expected[0 if _extension.compiled is not None else 1 + by_keyword], ours
+        if _extension.compiled is not None:
+            assert len(own) == expected, ours
+        else:
+            assert len(own) <= 3, ours
         theirs = _frames_above_the_body(jax.jit, [static if static is None or isinstance(static, int) else None],
                                         by_keyword)[0]
         assert len(ours) - len(own) <= len(theirs), (ours, theirs)  # JAX's own, as deep as jax.jit runs them
