@@ -140,13 +140,14 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, 
 
     ``namespace`` supplies ``cache``, ``lookup`` (its bound ``get``), ``touch``, ``miss``, ``freeze_pair``,
     ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``, ``failed``, ``uncomparable``, ``next_call``,
-    ``reroute`` and ``route`` (the dispatcher of any call's shape). The dispatcher takes ``(args, kwargs)``: it counts the call, builds the
-    key, looks the program up (keeping the cache's order of use when it holds more than one), and calls it with the
-    dynamic values. A plan for keyword calls is found by keyword names alone, so it checks the number of positionals
-    and reroutes on a mismatch. ``entry(self, *args, **kwargs)`` does the same as a ``__call__`` for calls of this
-    shape, and hands any other shape to that shape's dispatcher: the first positional shape's is the
-    function's own ``__call__`` (one Python frame per call instead of two: about 150 ns of the ~400 ns jaxstatic
-    adds to a call), and each shape's is what its hit in C hands a miss to (one frame between a call and its trace).
+    ``reroute`` and ``route`` (the dispatcher of any call's shape). The dispatcher takes ``(args, kwargs)``: it
+    counts the call, builds the key, looks the program up (keeping the cache's order of use when it holds more than
+    one), and calls it with the dynamic values, or runs the miss (``_run_lines``). A plan for keyword calls is found
+    by keyword names alone, so it checks the number of positionals and reroutes on a mismatch.
+    ``entry(self, *args, **kwargs)`` does the same as a ``__call__`` for calls of this shape, and hands any other
+    shape to that shape's dispatcher: the first positional shape's is the function's own ``__call__`` (one Python
+    frame per call instead of two: about 150 ns of the ~400 ns jaxstatic adds to a call), and each shape's is what
+    its hit in C hands a miss to (one frame between a call and its trace).
     """
     ns = dict(namespace, ATOMIC=_freeze.ATOMIC, hide=_traceback.hide, is_not=operator.is_not)
     key_lines, key_expr = _key_lines(plan, ns)
@@ -157,7 +158,8 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, 
     # A key's __eq__ that raises (met on a hash collision) is a static value that cannot be compared: said so, as a
     # ValueError too, as jax.jit does; a __hash__ that raises is raised as it is (uncomparable tells them apart).
     body = [*key_lines, f"key = {key_expr}", "try:", "    fn = lookup(key)", "except Exception as err:",
-            "    raise uncomparable(key, args, kwargs, err)", "next_call()", "if fn is None:", *_indent(_run_lines("miss(key, args, kwargs)")),
+            "    raise uncomparable(key, args, kwargs, err)", "next_call()",
+            "if fn is None:", *_indent(_run_lines("miss(key, args, kwargs)")),
             "try:", "    if len(cache) > 1:", "        touch(key)", f"    return fn({call})",
             "except TypeError as err:", "    raise dynamic_error(args, kwargs, err)",
             "except BaseException:", "    failed(args, kwargs)", "    raise"]

@@ -105,8 +105,8 @@ class Programs(State):
         adapter."""
         try:
             # a new static value: checked against its Static[T] here (the lane's body checks its own), never on a hit
-            lane = self._lane is not None and self._lane.serves(plan, key)
-            if not lane:
+            lane = self._lane
+            if lane is None or not lane.serves(plan, key):
                 _typecheck.check(self._fn, self._name, plan.static_values(args, kwargs))
             # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
             # others keep their meaning (pmap still maps over devices), as JAX's do.
@@ -115,9 +115,9 @@ class Programs(State):
                            functools.partial(_lane.eager, self._stats, self._fn), (args, kwargs), {}, traces=False)
             flight, program, slot = self._claim(plan, key)
             try:
-                if flight is not None and flight.lane:  # the lane's program, called with the lane's own arguments
-                    pos, kw = self._lane.arguments(plan, key, args, kwargs)  # type: ignore[union-attr]
-                    return Run(self, plan, key, args, kwargs, flight, slot, self._lane.program, pos, kw)  # type: ignore[union-attr]
+                if flight is not None and flight.lane and lane is not None:  # the lane's program, with its arguments
+                    pos, kw = lane.arguments(plan, key, args, kwargs)
+                    return Run(self, plan, key, args, kwargs, flight, slot, lane.program, pos, kw)
                 # a program of its own: new (``flight``), or cached meanwhile, or this thread's own being traced (a
                 # recursive call inside its own trace)
                 pos, kw = plan.dynamic_values(args, kwargs)

@@ -122,8 +122,7 @@ class CallShapes(State):
         below the call, as every other miss does. A shape not met before gets its dispatcher (``_new_dispatch``); a
         key cached runs its program as a miss that finds it cached does."""
         self = self._core
-        if (self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))) is None:
-            self._new_dispatch(args, kwargs)
+        self._dispatcher(args, kwargs)  # made if need be: later calls of this shape go to it
         plan, code = self._shape(args, kwargs)
         key = code["key"](args, kwargs)
         try:
