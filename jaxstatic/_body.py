@@ -10,53 +10,50 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _codegen, _explain, _freeze, _lane, _naming
 from ._lane import jit_disabled
 from ._plan import Plan
-from ._state import Slot, State
+from ._state import Hooks, Slot
+from ._stats import TraceStats
 
 
-class TracedBody(State):
-    """The traced body of a jaxstatic function's programs."""
+def traced_body(hooks: Hooks, stats: TraceStats, why_again: Callable[[Any], str], plan: Plan,
+                slot: Slot) -> Callable[..., Any]:
+    """The function JAX traces for one static key of ``hooks``'s transform: it rebuilds the user's call from the
+    dynamic values. It holds the transform, which holds the user's function weakly where the function is shared
+    (``_shared``), never a handle; ``why_again(key)`` says why a key traces again (``Programs._why_again``)."""
+    layout, key = plan.layout, slot.key
+    from . import _hidden  # loaded by the first program built, not with jaxstatic
 
-    if not TYPE_CHECKING:  # as State's
-        __slots__ = ()
+    transform = f"jaxstatic.{hooks._transform}"
+    named, varpos, varkw = _dynamic_names(plan)
+    labels = [name for name, _ in plan.statics]
+    counts = hooks._counts_traces
 
-    def _body(self, plan: Plan, slot: Slot) -> Callable[..., Any]:
-        """The function JAX traces for one static key: it rebuilds the user's call from the dynamic values."""
-        self = self._core  # the body holds the core, which holds the function weakly
-        layout, fn, stats, key = plan.layout, self._fn, self._stats, slot.key
-        from . import _hidden  # loaded by the first program built, not with jaxstatic
+    def body(*dyn: Any, **dynkw: Any) -> Any:
+        # the function itself, unless a decorator hides Static parameters; read at each trace (a call runs
+        # through an object holding it), never held by the program
+        call = _hidden.explaining(hooks._fn, layout.static, transform)
+        statics = statics_of(plan, slot)
+        dynamic: dict[str, Any] = dict(zip(named, dyn))
+        if varpos is not None:
+            dynamic[varpos] = dyn[len(named):]
+        if varkw is not None:
+            dynamic[varkw] = dynkw
+        call_args, call_kwargs = layout.assemble(dynamic, statics, defaults=False)
+        if not counts:
+            return call(*call_args, **call_kwargs)
+        if jit_disabled():
+            return _lane.eager(stats, call, call_args, call_kwargs)
+        signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)), dynamic.items())
+        # counted in the body itself, as the lane's body is: no frame more between a call and the traced function
+        with stats.tracing(signature, why_again(key)):
+            return call(*call_args, **call_kwargs)
 
-        transform = f"jaxstatic.{self._transform}"
-        named, varpos, varkw = _dynamic_names(plan)
-        labels = [name for name, _ in plan.statics]
-        counts = self._counts_traces
-
-        def body(*dyn: Any, **dynkw: Any) -> Any:
-            # the function itself, unless a decorator hides Static parameters; read at each trace (a call runs
-            # through an object holding it), never held by the program
-            call = _hidden.explaining(self._fn, layout.static, transform)
-            statics = statics_of(plan, slot)
-            dynamic: dict[str, Any] = dict(zip(named, dyn))
-            if varpos is not None:
-                dynamic[varpos] = dyn[len(named):]
-            if varkw is not None:
-                dynamic[varkw] = dynkw
-            call_args, call_kwargs = layout.assemble(dynamic, statics, defaults=False)
-            if not counts:
-                return call(*call_args, **call_kwargs)
-            if jit_disabled():
-                return _lane.eager(stats, call, call_args, call_kwargs)
-            signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)), dynamic.items())
-            # counted in the body itself, as the lane's body is: no frame more between a call and the traced function
-            with stats.tracing(signature, self._why_again(key)):
-                return call(*call_args, **call_kwargs)
-
-        _naming.name_program(body, fn, self._name, _program_signature(named, varpos, varkw))
-        return body
+    _naming.name_program(body, hooks._fn, hooks._name, _program_signature(named, varpos, varkw))
+    return body
 
 
 def statics_of(plan: Plan, slot: Slot) -> dict[str, Any]:
@@ -88,4 +85,4 @@ def _program_signature(named: list[str], varpos: str | None, varkw: str | None) 
     return inspect.Signature(params)
 
 
-__all__ = ["TracedBody", "statics_of"]
+__all__ = ["statics_of", "traced_body"]

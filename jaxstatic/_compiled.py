@@ -34,7 +34,7 @@ from ._owner import Owner
 from ._plan import Plan
 
 
-def attach(owner: Owner, entry: Callable[..., Any] | None) -> None:
+def attach(owner: object, entry: Callable[..., Any] | None) -> None:
     """``owner``'s class was just made with ``entry`` as its ``__call__`` (None: is about to be its shared class's):
     calls of ``owner`` now go straight to ``entry`` where it is a hit in C, and through its class otherwise."""
     extension = _extension.extension
@@ -66,10 +66,9 @@ def keyword_calls(owner: Owner) -> None:
     shape's generated ``__call__`` and then the keyword shape's dispatcher: measured ~20% of a ``jax.jit`` hit for
     a float static by keyword)."""
     compiled = _extension.compiled
-    if compiled is None or not owner._specializes() or (owner._lane is not None and not owner._lane.switched):
+    if compiled is None or (owner._lane is not None and not owner._lane.switched):
         return  # no hits in C, or the lane's (which takes keywords itself)
-    cls = type(owner).__dict__
-    head = cls.get("__call__") if cls.get("_specialized") else None  # None: the transform's own __call__
+    head = owner._head()  # None: the transform's own __call__
     if isinstance(head, compiled.KeyCall) or head is None:  # None: no positional shape specialized
         new = _with_keywords(owner, head)
     else:

@@ -2,36 +2,34 @@
 
 A transform (``jit``, ``vmap``, ``grad``, ...) is a ``StaticFunction`` subclass that says only what differs: how to
 turn a body whose static values are fixed into a JAX program (``_build``), and which options it checks once the
-static parameters are known (``_resolve``). ``StaticFunction`` is made of parts, one module each, over the state they
-share (``_state``):
+static parameters are known (``_resolve``). What every transform shares is its core (``_shapes.Core``), an object of
+its own that the transform makes and every handle holds (``_core``):
 
 - its call shapes (``_shapes``): the split of a call into static and dynamic values per shape, and the generated
   code (and hit in C) that builds the flat static key and dispatches;
 - its programs (``_programs``): one per static key, in a cache bounded by ``cache_size``; misses and failed calls;
 - the body JAX traces (``_body``), which hands the user's function its static values and counts the trace.
 
-What is here: making one (``__init__``), the handles ``js.jit(f)`` returns over a core shared across rebuilds
-(``_shared``), and what a user calls and reads (``__call__``, ``__get__``, ``trace_count``, ``cache_info``,
-``clear_cache``, pickling).
+The core asks the transform for what differs per transform through ``_state.Hooks``, which ``StaticFunction``
+satisfies. What is here: making one (``__init__``), its options and the parameters they make static (``_params``,
+``_layout``), the handles ``js.jit(f)`` returns over a core shared across rebuilds (``_shared``), and what a user
+calls and reads (``__call__``, ``__get__``, ``trace_count``, ``cache_info``, ``clear_cache``, pickling).
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import functools
 import inspect
-import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Concatenate, Generic, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Concatenate, Generic, TypeVar, overload
 
 from typing_extensions import ParamSpec, Self
 
 from . import (
     _compiled,
     _extension,
-    _lane,
     _lazy,
     _naming,
     _options,
@@ -40,14 +38,11 @@ from . import (
     _stats,
     _traceback,
 )
-from ._annotations import deferring
-from ._body import TracedBody
+from ._annotations import call_signature, deferring
 from ._errors import AnnotationError
-from ._memo import IdentityMemo
 from ._plan import Layout, Plan
-from ._programs import EVICTED_MEMORY, Programs, let_go
-from ._shapes import CallShapes
-from ._state import Dispatch, Slot, inner_transform
+from ._shapes import Core
+from ._state import Slot
 
 # Contravariant, as a callable's parameters are: a function of named parameters is also one of positional-only ones
 # (the variance pyrefly and ty need to bind `self` in __get__; mypy and pyright infer it already)
@@ -61,8 +56,7 @@ _T = TypeVar("_T")
 _PARAM_OPTIONS = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames"})
 
 
-class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[_P, _R],
-                     metaclass=_shared.Transform):
+class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transform):
     """A function transformed by jaxstatic. Call it like the function it wraps.
 
     Made again from the same function with equal options, it is the one made before (``_shared``)."""
@@ -76,25 +70,26 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
     # jaxstatic's own options (``_options.Own``), given among the options and taken out before JAX sees them
     _own_options: ClassVar[tuple[_options.Own, ...]] = (_options.MAX_TRACES, _options.CACHE_SIZE)
     _made: tuple[tuple[Any, ...], dict[str, Any]]  # set by _shared: the options it was made with
-    # Kept apart from the shared ``__dict__``: the function this object holds strongly (None: a shared core, kept in
-    # the function's own ``__dict__``, which holds it weakly, so that no reference cycle keeps the function alive)
-    __slots__ = ("__dict__", "__weakref__", "_keep")
+    # Kept apart from the ``__dict__`` a transform shares with its handles: the function this object holds strongly
+    # (None: a shared transform, kept in the function's own ``__dict__``, which holds it weakly, so that no reference
+    # cycle keeps the function alive), and the core (every handle's is its transform's)
+    __slots__ = ("__dict__", "__weakref__", "_core", "_keep")
 
     def __init__(self, fn: Callable[_P, _R], options: dict[str, Any]) -> None:
         fn = _options.check_callable(fn, f"jaxstatic.{self._transform}")
         self._keep: Callable[..., Any] | None = fn
-        # the object whose closures the programs hold: itself, or for a handle its core (``_shared``)
-        self._core: Self = cast("Self", self)
-        self._fn_ref: Callable[[], Any] = _none
-        self._handles: tuple[weakref.ref[Self], ...] = ()  # replaced whole, never changed: read by any thread
+        self._fn_ref: Callable[[], Any] = _none  # the function, weakly, once a shared transform no longer holds it
         _wrap(self, fn)
         self._name = _naming.display_name(fn)
         self._options = dict(options)  # JAX's options: jaxstatic's own (``_own_options``) are taken out
         self._own_values = _options.take_own(self._own_options, self._name, self._options)
         self._signature_: inspect.Signature | None = None
         self._params_: _options.ParamOptions | None = None
-        self._start_programs(fn)
-        self._start_shapes()
+        self._layout_: Layout | None = None  # read at the first call (``_layout``)
+        stats = _stats.TraceStats(self._name, self._own_values["max_traces"], self._own_values["cache_size"],
+                                  self._label(fn))
+        stats.transforms, stats.site = _transforms(self, fn), _stats.site_of(fn)
+        self._core = Core(self, stats)
         if self._options.keys() & _PARAM_OPTIONS or self._checks_at_decoration():
             # Options that name parameters are checked now, like jax.jit's; those that depend on which parameters
             # are Static too when the annotations resolve (forward references to later classes resolve by the
@@ -103,40 +98,14 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
             with contextlib.suppress(AnnotationError), deferring():
                 self._layout()
 
-    def _start_programs(self, fn: Callable[..., Any]) -> None:
-        """The program cache (empty), its statistics, and what a miss and a hit share with it."""
-        self._stats = _stats.TraceStats(self._name, self._own_values["max_traces"],
-                                        self._own_values["cache_size"], self._label(fn))
-        self._cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
-        self._stats.currsize = self._cache.__len__
-        self._stats.transforms = _transforms(self)
-        self._stats.site = _stats.site_of(fn)
-        self._slots: dict[Any, Slot] = {}
-        self._inflight: dict[Any, Any] = {}
-        self._evicted: collections.deque[int] = collections.deque(maxlen=EVICTED_MEMORY)
-        # Bookkeeping only: never held while tracing or compiling. Reentrant, because a key's own __hash__/__eq__
-        # (or a finalizer) runs under it when the cache is looked up, and may call this very function.
-        self._lock = threading.RLock()
-        self._memo = IdentityMemo()
-
-    def _start_shapes(self) -> None:
-        """The call shapes (none seen yet), the layout read at the first call, and the exact-key lane."""
-        self._plans: dict[int, Dispatch] = {}  # positional calls, by len(args)
-        self._kw_plans: dict[tuple[str, ...], Dispatch] = {}  # keyword calls, by names: the latest nargs seen
-        self._shapes: dict[Any, tuple[Plan, dict[str, Callable[..., Any]]]] = {}  # every call shape seen
-        self._variants: dict[tuple[str, ...], int] = {}
-        self._layout_: Layout | None = None
-        self._lane: _lane.Lane | None = None  # the exact-key lane, once the first call shows it can be taken
-        self._lane_checked = False
-
     @property
     def _fn(self) -> Callable[..., Any]:
-        """The function transformed: a handle's own; a shared core's, that of a handle alive (a call or a trace runs
-        through one), else the one it was made from while that lives."""
+        """The function transformed: a handle's own; a shared transform's, that of a handle alive (a call or a trace
+        runs through one), else the one it was made from while that lives."""
         keep = self._keep
         if keep is None:
-            for handle in self._alive():
-                return handle._keep  # type: ignore[return-value]
+            for handle in self._core._alive():
+                return handle._keep  # type: ignore[no-any-return]
             keep = self._fn_ref()
         return keep
 
@@ -151,39 +120,78 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
         pass  # update_wrapper's: the function is this object's ``_keep``
 
     def _handle(self, fn: Callable[..., Any]) -> Self:
-        """What ``js.jit(f)`` returns for this shared core: the live object holding ``fn`` (``js.jit(f) is
-        js.jit(f)``), else a new one sharing this core's ``__dict__`` (programs, statistics, call shapes), its class
-        and its hit in C, and holding ``fn`` strongly: the core, kept in ``fn``'s ``__dict__``, does not."""
-        for ref in self._handles:
+        """What ``js.jit(f)`` returns for this shared transform: the live object holding ``fn`` (``js.jit(f) is
+        js.jit(f)``), else a new one sharing this one's ``__dict__`` (options, names), core, class and hit in C, and
+        holding ``fn`` strongly: this one, kept in ``fn``'s ``__dict__``, does not."""
+        core = self._core
+        for ref in core._handles:
             alive = ref()
             if alive is not None and alive._keep is fn:
-                return alive
+                return alive  # type: ignore[no-any-return]
         cls = type(self)
         handle: Self = cls.__new__(cls)
         handle.__dict__ = self.__dict__
-        handle._keep = fn
-        self._handles = (*[ref for ref in self._handles if ref() is not None], weakref.ref(handle))
+        handle._keep, handle._core = fn, core
+        core._handles = (*[ref for ref in core._handles if ref() is not None], weakref.ref(handle))
         if "_specialized" in cls.__dict__:  # its hit in C (a new object has none)
             _compiled.attach(handle, cls.__dict__["__call__"])
         return handle
 
     def _release(self) -> None:
-        """The function this core was kept in is gone: its programs go now (JAX's hold the arrays the function
-        captured), not when the garbage collector finds the core."""
-        with self._lock:
-            cleared = [(None, program, None) for program in dict.values(self._cache)]
-            self._cache.clear()
-            self._slots.clear()
-            held = self._memo.clear()
-        let_go(cleared)
-        del held
-        if self._lane is not None:
-            getattr(self._lane.program, "clear_cache", lambda: None)()
+        """The function this transform was kept in is gone: its programs go now (``Programs._release``)."""
+        self._core._release()
 
     def _label(self, fn: Callable[..., Any]) -> str:
         """``jit(grad(loss))``: this transform around the one it wraps, as ``trace_report()`` names it."""
         inner = inner_transform(fn)
-        return f"{self._transform}({inner._stats.label if inner is not None else self._name})"
+        return f"{self._transform}({inner._core._stats.label if inner is not None else self._name})"
+
+    # -- its parameters: which are static, which donated ------------------------------------------------------
+
+    def _signature(self) -> inspect.Signature:
+        if self._signature_ is None:
+            try:
+                self._signature_ = call_signature(self._fn)
+            except (ValueError, TypeError):  # dict, some builtins: called as (*args, **kwargs), as jax.jit calls them
+                self._signature_ = _options.ANY_CALL
+        return self._signature_
+
+    def _params(self) -> _options.ParamOptions:
+        """The parameter options (static and donated names), checked against the signature once."""
+        if self._params_ is None:
+            signature = self._signature()
+            self._params_ = _options.resolve_param_options(
+                self._name, None if signature is _options.ANY_CALL else signature, self._options)
+        return self._params_
+
+    def _layout(self) -> Layout:
+        """Which parameters are static and where each value of a call comes from (``_plan``), read once; the
+        options that depend on it resolved then (``_resolve``)."""
+        layout = self._layout_
+        if layout is None:
+            params, inner = self._params(), inner_transform(self._fn)
+            extras, keywords = params.static_extras, params.static_keywords
+            if inner is not None:  # *args extras and **kwargs entries an inner transform makes static, as names
+                extras, keywords = extras | set(inner._layout().static_extras), keywords | inner._layout().static_keywords
+            layout = Layout.of(self._fn, self._name, self._signature(),
+                               params.static | self._inner_static(), f"jaxstatic.{self._transform}",
+                               extras=extras, keywords=keywords)
+            self._resolve(layout)
+            self._layout_ = layout
+        return layout
+
+    def _inner_static(self) -> frozenset[str]:
+        """Parameters a wrapped jaxstatic transform makes static by its options (``static_argnames``,
+        ``nondiff_argnums``, ...): static here too, as an annotation is, since its program needs them static."""
+        inner = inner_transform(self._fn)
+        if inner is None:
+            return frozenset()
+        return inner._layout().static & self._signature().parameters.keys()
+
+    def _unspecialized(self) -> type:
+        """This transform's class, before its core gave it a ``__call__`` of its own (``Core._specialize``)."""
+        cls = type(self)
+        return cls.__base__ if cls.__dict__.get("_specialized") else cls  # type: ignore[return-value]
 
     # -- what a transform supplies ---------------------------------------------------------------------------
 
@@ -208,50 +216,19 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
         keyword). ``statics(plan, slot)`` gives the static values, for transforms with rules of their own."""
         raise NotImplementedError
 
-    def _with_program(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Any, Any]:
-        """``program.<method>(dynamic values)`` for the program of this call's static key (made and kept if need
-        be), with the caller's own static values handed to the body while JAX traces it."""
-        self = self._core  # what the program holds is the core, never a handle
-        plan, code = self._shape(args, kwargs)
-        key = code["key"](args, kwargs)
-        # Counted as a call, as its trace (if it traces) is counted as a miss: hits are calls less misses, so an
-        # uncounted lower() hid the next hit.
-        next(self._stats.calls)
-        if self._lane is not None and self._lane.serves_aot(plan, key):  # the lane's key: its program, traced once
-            return plan, key, self._lane.aot(method, plan, args, kwargs)
-        with self._lock:
-            program, slot = self._cache.get(key), self._slots.get(key)
-        made = program is None or slot is None
-        if made:
-            slot = Slot(key)
-            program = self._build(plan, self._body(plan, slot), slot)
-        assert slot is not None
-        pos, kw = plan.dynamic_values(args, kwargs)
-        local = slot.local
-        outer, local.statics = getattr(local, "statics", None), plan.static_values(args, kwargs)
-        try:
-            result = getattr(program, method)(*pos, **kw)
-        except BaseException:
-            next(self._stats.failures)
-            raise
-        finally:
-            local.statics = outer
-        if made:
-            self._add(key, program, slot)
-        return plan, key, result
-
     # -- the public surface ----------------------------------------------------------------------------------
 
     def __call__(self, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             # general_call, written out: a frame fewer on every call that is no hit in C
-            dispatch = self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))
+            core = self._core
+            dispatch = core._kw_plans.get(tuple(kwargs)) if kwargs else core._plans.get(len(args))
             if dispatch is not None:
                 return dispatch(args, kwargs)  # type: ignore[no-any-return]
             # A new call shape, the first call among them: run here, as the dispatcher runs a miss (the same lines
             # as ``_codegen._run_lines``), so that the trace runs one frame of jaxstatic's below the call (nested
             # jitted functions recurse as deep as Python's frames allow)
-            run = self._run(args, kwargs)
+            run = core._run(args, kwargs)
             try:
                 result = run.program(*run.pos, **run.kw)
             except BaseException as err:
@@ -290,43 +267,28 @@ class StaticFunction(CallShapes, Programs, TracedBody, _extension.Base, Generic[
     @property
     def trace_count(self) -> int:
         """How many times the Python body has been traced."""
-        return self._stats.traces
+        return self._core._stats.traces
 
     @property
     def retraces(self) -> tuple[_stats.Retrace, ...]:
         """Each retrace (the latest 1024), with the reason; ``str(record)`` explains it per parameter."""
-        with self._stats.lock:
-            return tuple(self._stats.retraces)
+        stats = self._core._stats
+        with stats.lock:
+            return tuple(stats.retraces)
 
     def cache_info(self) -> _stats.CacheInfo:
         """Hits, misses (traces), the bound (``cache_size``), programs held now, and evictions."""
-        return self._stats.cache_info()
+        return self._core._stats.cache_info()
 
     def _cache_size(self) -> int:
         """The entries of JAX's dispatch caches held for this function, as ``jax.jit`` objects' ``_cache_size()``
-        counts its own: one per static key and shapes of the dynamic values (``cache_info().currsize`` counts
-        programs, one per static key)."""
-        own = [p for p in list(dict.values(self._cache)) if not getattr(p, "lane", False)]  # no key hashed
-        lane = [] if self._lane is None else [self._lane.program]
-        return sum(int(getattr(p, "_cache_size", lambda: 1)()) for p in own + lane)
+        counts its own (``Programs._cache_size``)."""
+        return self._core._cache_size()
 
     def clear_cache(self) -> None:
         """Drop every compiled program and every static value held for them, by this transform and by the
         jaxstatic transforms it wraps (``js.jit(js.vmap(f))`` clears the vmap's too)."""
-        self = self._core
-        with self._lock:
-            # The cache's entries read as the plain dict's, which hashes no key: no Python code runs, so no hit's
-            # move_to_end in another thread comes in between. What was held is let go of after the lock.
-            cleared = [(None, program, None) for program in dict.values(self._cache)]
-            self._cache.clear()
-            self._slots.clear()
-            held = self._memo.clear(), self._stats.cleared()
-        let_go(cleared)
-        del held
-        if self._lane is not None:  # a new lane program: JAX's caches keyed by the old one release its values
-            self._lane.program.clear_cache()
-            self._lane_checked = False
-            self._install_lane()
+        self._core._clear_cache()
         inner = inner_transform(self._fn)
         if inner is not None:
             inner.clear_cache()
@@ -415,13 +377,24 @@ def _none() -> None:
     return None
 
 
-def _transforms(fn: StaticFunction[..., Any]) -> tuple[str, ...]:
+def _transforms(transform: StaticFunction[..., Any], fn: Callable[..., Any]) -> tuple[str, ...]:
     """``("jit", "vmap")`` for ``js.jit(js.vmap(f))``: the jaxstatic transforms applied, outermost first."""
-    names = [fn._transform]
-    while isinstance(fn._fn, StaticFunction):
-        fn = fn._fn
+    names = [transform._transform]
+    while isinstance(fn, StaticFunction):
         names.append(fn._transform)
+        fn = fn._fn
     return tuple(names)
+
+
+def inner_transform(fn: Callable[..., Any]) -> StaticFunction[..., Any] | None:
+    """The jaxstatic transform that ``fn`` is, or that it wraps (through ``functools.wraps`` decorators)."""
+    for _ in range(64):  # a __wrapped__ cycle cannot hang clear_cache()
+        if isinstance(fn, StaticFunction):
+            return fn
+        fn = getattr(fn, "__wrapped__", None)  # type: ignore[assignment]
+        if fn is None:
+            return None
+    return None
 
 
 __all__ = ["BoundMethod", "StaticFunction"]

@@ -179,20 +179,21 @@ class JitFunction(StaticFunction[_P, _R]):
         """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature."""
         from ._aot import Compilation, Lowered  # ahead of time alone loads it
 
-        plan, key, lowered = self._with_program("lower", args, kwargs)
-        return Lowered(Compilation(self._name, plan, key, lambda a, k: self._shape(a, k)[0], self._key), lowered)
+        plan, key, lowered = self._core._with_program("lower", args, kwargs)
+        core = self._core
+        return Lowered(Compilation(self._name, plan, key, lambda a, k: core._shape(a, k)[0], core._key), lowered)
 
     def trace(self, *args: _P.args, **kwargs: _P.kwargs) -> Traced:
         """Trace for these arguments, as ``jax.jit(f).trace``: JAX's ``Traced`` (``.jaxpr``, ``.lower()``), whose
         ``args_info`` is laid out as this call gave its arguments."""
         from ._aot import ArgsLaidOut  # ahead of time alone loads it
 
-        plan, _, traced = self._with_program("trace", args, kwargs)
+        plan, _, traced = self._core._with_program("trace", args, kwargs)
         return ArgsLaidOut(traced, plan)  # type: ignore[return-value]  # JAX's Traced, but for args_info
 
     def eval_shape(self, *args: _P.args, **kwargs: _P.kwargs) -> Any:
         """The shapes and dtypes of the result for these arguments, without running anything."""
-        return self._with_program("eval_shape", args, kwargs)[2]
+        return self._core._with_program("eval_shape", args, kwargs)[2]
 
     if TYPE_CHECKING:  # typed as StaticFunction.__get__ (which says why), binding to a JitMethod; the same at run time
         @overload

@@ -153,7 +153,7 @@ class Lane:
 
     def other(self, fn: Any, pos: tuple[Any, ...], kwonly: dict[str, Any], rest: tuple[Any, ...]) -> Any:
         """A call missing an argument or given extra ones: the general path, which binds it or says why not."""
-        return self.general(fn, *self.canonical(pos, kwonly, rest))
+        return self.general(*self.canonical(pos, kwonly, rest))
 
     def switch(self, fn: Any, pos: tuple[Any, ...], kwonly: dict[str, Any]) -> Runs:
         """A static value the lane has not taken yet, as a call for the lane's ``__call__`` to run (``Runs``): a

@@ -10,17 +10,22 @@ forgets its static values; a dynamic value JAX cannot trace is named by its para
 
 from __future__ import annotations
 
+import collections
 import functools
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import jax
 
 from . import _codegen, _donate_errors, _explain, _freeze, _lane, _typecheck
+from ._body import traced_body
 from ._errors import non_array_error, uncomparable_error
 from ._lane import jit_disabled
+from ._memo import IdentityMemo
 from ._plan import Plan
-from ._state import Slot, State
+from ._state import Hooks, Slot
+from ._stats import TraceStats
 
 EVICTED = "its compiled program had been evicted to keep at most cache_size={} programs"
 EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they cause (hashes keep no value alive)
@@ -88,11 +93,29 @@ class Run:
         return err
 
 
-class Programs(State):
-    """The program cache of a jaxstatic function, and its misses and faults."""
+class Programs:
+    """The program cache of a jaxstatic function, and its misses and faults: the part of its core (``_shapes.Core``)
+    that holds the programs, by key."""
 
-    if not TYPE_CHECKING:  # as State's
-        __slots__ = ()
+    def __init__(self, hooks: Hooks, stats: TraceStats) -> None:
+        self._hooks = hooks  # the transform: its options, and how it builds a program (``_state.Hooks``)
+        self._name = hooks._name  # the function by name, as errors print it (``_naming.display_name``)
+        self._stats = stats
+        self._cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()  # program by key, oldest first
+        stats.currsize = self._cache.__len__
+        self._slots: dict[Any, Slot] = {}  # by key: what the program's body reads
+        self._inflight: dict[Any, _InFlight] = {}  # by key: programs being traced for the first time
+        self._evicted: collections.deque[int] = collections.deque(maxlen=EVICTED_MEMORY)  # hashes of keys evicted
+        # Bookkeeping only: never held while tracing or compiling. Reentrant, because a key's own __hash__/__eq__
+        # (or a finalizer) runs under it when the cache is looked up, and may call this very function.
+        self._lock = threading.RLock()
+        self._memo = IdentityMemo()  # static containers remembered by identity (``_memo``)
+        self._lane: _lane.Lane | None = None  # the exact-key lane, once the first call shows it can be taken
+
+    @property
+    def _fn(self) -> Callable[..., Any]:
+        """The function transformed (the transform's: ``StaticFunction._fn``)."""
+        return self._hooks._fn
 
     def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Run:
         """A key not in the cache: the program to run for it (``Run``), which the caller's own frame calls. A call
@@ -110,7 +133,7 @@ class Programs(State):
                 _typecheck.check(self._fn, self._name, plan.static_values(args, kwargs))
             # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
             # others keep their meaning (pmap still maps over devices), as JAX's do.
-            if self._eager_without_jit and jit_disabled():
+            if self._hooks._eager_without_jit and jit_disabled():
                 return Run(self, plan, key, args, kwargs, None, None,
                            functools.partial(_lane.eager, self._stats, self._fn), (args, kwargs), {}, traces=False)
             flight, program, slot = self._claim(plan, key)
@@ -156,11 +179,15 @@ class Programs(State):
         (asked again: another thread may have installed it meanwhile), else the transform's (which may raise: a
         call it refuses, as grad of a missing argument)."""
         slot = Slot(key)
-        built = None if self._counts_traces else _static_signature(plan, key)
+        built = None if self._hooks._counts_traces else _static_signature(plan, key)
         record = None if built is None else self._stats.begin_build(built)
         lane = self._lane is not None and self._lane.serves(plan, key)
-        program = self._lane.adapter(plan, key) if lane else self._build(plan, self._body(plan, slot), slot)  # type: ignore[union-attr]
+        program = self._lane.adapter(plan, key) if lane else self._build(plan, slot)  # type: ignore[union-attr]
         return _InFlight(me, program, slot, lane, built, record)
+
+    def _build(self, plan: Plan, slot: Slot) -> Callable[..., Any]:
+        """The transform's program for ``slot``'s key, over the body JAX traces (``_body``)."""
+        return self._hooks._build(plan, traced_body(self._hooks, self._stats, self._why_again, plan, slot), slot)
 
     def _finish(self, key: Any, flight: _InFlight, ok: bool) -> None:
         """The finish step of a miss: the in-flight entry gone and the threads waiting on it woken; a program that
@@ -218,7 +245,7 @@ class Programs(State):
         for value in plan.static_values(args, kwargs).values():
             self._memo.discard(value)
         # JAX's error about a deleted or donated buffer, raised again naming the parameter and path
-        _donate_errors.explain_failure(self._name, plan, args, kwargs, frozenset(self._params().donate))
+        _donate_errors.explain_failure(self._name, plan, args, kwargs, frozenset(self._hooks._params().donate))
 
     def _failed_dynamic(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], err: TypeError) -> TypeError:
         self._failed(plan, args, kwargs)
@@ -234,13 +261,41 @@ class Programs(State):
                     where = name + jax.tree_util.keystr(path)
                     from . import _hidden
 
-                    hidden = _hidden.non_array_error(self._fn, plan.layout.static, f"jaxstatic.{self._transform}",
+                    hidden = _hidden.non_array_error(self._fn, plan.layout.static,
+                                                     f"jaxstatic.{self._hooks._transform}",
                                                      args, kwargs, leaf)  # a decorator hid a Static parameter
                     if hidden is not None:
                         return hidden
                     return non_array_error(self._name, name, where, leaf, src.kind == "varkw",
                                            src.get(args, kwargs))
         return err
+
+    def _clear(self) -> None:
+        """Drop every program and every static value held for them (``clear_cache()``; ``_release``)."""
+        with self._lock:
+            # The cache's entries read as the plain dict's, which hashes no key: no Python code runs, so no hit's
+            # move_to_end in another thread comes in between. What was held is let go of after the lock.
+            cleared = [(None, program, None) for program in dict.values(self._cache)]
+            self._cache.clear()
+            self._slots.clear()
+            held = self._memo.clear()
+        let_go(cleared)
+        del held
+
+    def _release(self) -> None:
+        """The function this core was kept in is gone (``_shared``): its programs go now (JAX's hold the arrays the
+        function captured), not when the garbage collector finds the core."""
+        self._clear()
+        if self._lane is not None:
+            getattr(self._lane.program, "clear_cache", lambda: None)()
+
+    def _cache_size(self) -> int:
+        """The entries of JAX's dispatch caches held for this function, as ``jax.jit`` objects' ``_cache_size()``
+        counts its own: one per static key and shapes of the dynamic values (``cache_info().currsize`` counts
+        programs, one per static key)."""
+        own = [p for p in list(dict.values(self._cache)) if not getattr(p, "lane", False)]  # no key hashed
+        lane = [] if self._lane is None else [self._lane.program]
+        return sum(int(getattr(p, "_cache_size", lambda: 1)()) for p in own + lane)
 
     def _why_again(self, key: Any) -> str:
         if hash(key) in self._evicted:

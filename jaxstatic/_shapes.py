@@ -1,5 +1,6 @@
-"""A jaxstatic function's call shapes: how each shape of call (how many positional values, which keywords) splits
-into static and dynamic values, and the code that dispatches it.
+"""A jaxstatic function's core (``Core``): its programs (``_programs``), and here its call shapes: how each shape of
+call (how many positional values, which keywords) splits into static and dynamic values, and the code that
+dispatches it.
 
 A shape met for the first time gets its ``Plan`` (``_plan``) and generated code (``_codegen``) that builds the flat
 static key and looks the program up; the first positional shape becomes the function's own ``__call__`` (a class of
@@ -10,75 +11,48 @@ its own per function, ``_specialize``), and each shape met gets a hit in C where
 from __future__ import annotations
 
 import functools
-import inspect
 import types
+import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-from typing_extensions import Self
+from typing import Any
 
 from . import _codegen, _compiled, _freeze, _lane, _options
-from ._annotations import call_signature
 from ._errors import non_static_error
-from ._owner import Runs
+from ._owner import Generated, Runs
 from ._plan import Layout, Plan
-from ._state import Dispatch, State, inner_transform
+from ._programs import Programs
+from ._state import Dispatch, Hooks, Slot
+from ._stats import TraceStats
 
 
-class CallShapes(State):
-    """The call shapes of a jaxstatic function, and the dispatch of each."""
+class Core(Programs):
+    """The core of a jaxstatic function: what every handle of it shares (``_shared``). Its programs, their keys and
+    their misses (``Programs``); here, its call shapes, the dispatch of each, the exact-key lane, and the class and
+    hit in C its handles share. Made by the transform (``StaticFunction``), which it asks for what differs per
+    transform through ``Hooks``; it holds the transform, never a handle (a handle holds the user's function, which
+    holds a shared core)."""
 
-    if not TYPE_CHECKING:  # as State's
-        __slots__ = ()
-
-    def _signature(self) -> inspect.Signature:
-        if self._signature_ is None:
-            try:
-                self._signature_ = call_signature(self._fn)
-            except (ValueError, TypeError):  # dict, some builtins: called as (*args, **kwargs), as jax.jit calls them
-                self._signature_ = _options.ANY_CALL
-        return self._signature_
-
-    def _params(self) -> _options.ParamOptions:
-        """The parameter options (static and donated names), checked against the signature once."""
-        if self._params_ is None:
-            signature = self._signature()
-            self._params_ = _options.resolve_param_options(
-                self._name, None if signature is _options.ANY_CALL else signature, self._options)
-        return self._params_
+    def __init__(self, hooks: Hooks, stats: TraceStats) -> None:
+        super().__init__(hooks, stats)
+        self._plans: dict[int, Dispatch] = {}  # positional calls, by len(args)
+        self._kw_plans: dict[tuple[str, ...], Dispatch] = {}  # keyword calls, by names: the latest nargs seen
+        self._shapes: dict[Any, tuple[Plan, Generated]] = {}  # every call shape seen
+        self._variants: dict[tuple[str, ...], int] = {}  # each set of dynamic parameters seen, numbered (``Plan``)
+        self._lane_checked = False  # whether the first call has shown if the lane can be taken
+        self._handles: tuple[weakref.ref[Any], ...] = ()  # replaced whole, never changed: read by any thread
 
     def _layout(self) -> Layout:
-        layout = self._layout_
-        if layout is None:
-            params, inner = self._params(), inner_transform(self._fn)
-            extras, keywords = params.static_extras, params.static_keywords
-            if inner is not None:  # *args extras and **kwargs entries an inner transform makes static, as names
-                extras, keywords = extras | set(inner._layout().static_extras), keywords | inner._layout().static_keywords
-            layout = Layout.of(self._fn, self._name, self._signature(),
-                               params.static | self._inner_static(), f"jaxstatic.{self._transform}",
-                               extras=extras, keywords=keywords)
-            self._resolve(layout)
-            self._layout_ = layout
-        return layout
-
-    def _inner_static(self) -> frozenset[str]:
-        """Parameters a wrapped jaxstatic transform makes static by its options (``static_argnames``,
-        ``nondiff_argnums``, ...): static here too, as an annotation is, since its program needs them static."""
-        inner = inner_transform(self._fn)
-        if inner is None:
-            return frozenset()
-        return inner._layout().static & self._signature().parameters.keys()
+        return self._hooks._layout()
 
     def _shape(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, dict[str, Callable[..., Any]]]:
         """The plan and generated functions of this call's shape, made when the shape is first seen."""
         shape = (len(args), *kwargs) if kwargs else len(args)
         found = self._shapes.get(shape)
         if found is None:
-            self = self._core  # the closures made here hold the core, never a handle
             plan = Plan.bind(self._layout(), len(args), tuple(kwargs), self._variants)
             if not self._lane_checked:
                 self._install_lane()
-            entry = self._lane is None and not kwargs and not any(isinstance(k, int) for k in self._shapes) and self._specializes()
+            entry = self._lane is None and not kwargs and not any(isinstance(k, int) for k in self._shapes)
             namespace = self._namespace(plan)
             code = _codegen.generate(plan, namespace, self._name)
             found = self._shapes[shape] = (plan, code)
@@ -86,16 +60,58 @@ class CallShapes(State):
                 self._specialize(_compiled.key_call(self, plan, code["entry"], namespace))
         return found
 
+    def _with_program(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Any, Any]:
+        """``program.<method>(dynamic values)`` for the program of this call's static key (made and kept if need
+        be), with the caller's own static values handed to the body while JAX traces it: ``lower``, ``trace`` and
+        ``eval_shape``."""
+        plan, code = self._shape(args, kwargs)
+        key = code["key"](args, kwargs)
+        # Counted as a call, as its trace (if it traces) is counted as a miss: hits are calls less misses, so an
+        # uncounted lower() hid the next hit.
+        next(self._stats.calls)
+        if self._lane is not None and self._lane.serves_aot(plan, key):  # the lane's key: its program, traced once
+            return plan, key, self._lane.aot(method, plan, args, kwargs)
+        with self._lock:
+            program, slot = self._cache.get(key), self._slots.get(key)
+        made = program is None or slot is None
+        if made:
+            slot = Slot(key)
+            program = self._build(plan, slot)
+        assert slot is not None
+        pos, kw = plan.dynamic_values(args, kwargs)
+        local = slot.local
+        outer, local.statics = getattr(local, "statics", None), plan.static_values(args, kwargs)
+        try:
+            result = getattr(program, method)(*pos, **kw)
+        except BaseException:
+            next(self._stats.failures)
+            raise
+        finally:
+            local.statics = outer
+        if made:
+            self._add(key, program, slot)
+        return plan, key, result
+
+    def _clear_cache(self) -> None:
+        """``clear_cache()``: the programs dropped (``_clear``), the traces' signatures with them, and the lane's
+        program made again (JAX's caches keyed by the old one release its values)."""
+        self._clear()
+        held = self._stats.cleared()
+        del held
+        if self._lane is not None:
+            self._lane.program.clear_cache()
+            self._lane_checked = False
+            self._install_lane()
+
     def _install_lane(self) -> None:
         """Take the exact-key lane (``_lane``) if this function can: its ``__call__`` becomes the lane's."""
-        self = self._core
         with self._lock:
             if self._lane_checked:
                 return
             self._lane_checked = True
-            if self._takes_lane() and self._stats.maxsize == _options.JAX_JIT_CACHE_SIZE and _lane.eligible(
+            if self._hooks._takes_lane() and self._stats.maxsize == _options.JAX_JIT_CACHE_SIZE and _lane.eligible(
                     self._layout()):
-                self._lane = _lane.Lane(self, self._lane_program, general_call)
+                self._lane = _lane.Lane(self, self._hooks._lane_program, self._call)
                 self._specialize(self._lane.call)
                 self._stats.currsize = self._lane.currsize
 
@@ -106,8 +122,11 @@ class CallShapes(State):
         dispatch = self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))
         return self._new_dispatch(args, kwargs) if dispatch is None else dispatch
 
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Any call: the dispatcher of its shape (``_dispatcher``), run."""
+        return self._dispatcher(args, kwargs)(args, kwargs)
+
     def _new_dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dispatch:
-        self = self._core
         dispatch = self._shape(args, kwargs)[1]["dispatch"]
         if kwargs:
             self._kw_plans[tuple(kwargs)] = dispatch
@@ -121,7 +140,6 @@ class CallShapes(State):
         the first call of a function, and the first the lane hands the general path, trace one frame of jaxstatic's
         below the call, as every other miss does. A shape not met before gets its dispatcher (``_new_dispatch``); a
         key cached runs its program as a miss that finds it cached does."""
-        self = self._core
         self._dispatcher(args, kwargs)  # made if need be: later calls of this shape go to it
         plan, code = self._shape(args, kwargs)
         key = code["key"](args, kwargs)
@@ -130,10 +148,7 @@ class CallShapes(State):
         except Exception as err:  # as the dispatcher's lookup
             raise self._uncomparable(plan, key, args, kwargs, err)  # noqa: B904 (chained as the dispatcher's)
         next(self._stats.calls)
-        return self._miss(plan, key, args, kwargs)  # type: ignore[no-any-return]
-
-    def _specializes(self) -> bool:
-        return True
+        return self._miss(plan, key, args, kwargs)
 
     def _specialize(self, entry: Callable[..., Any]) -> None:
         """Give this object a class of its own whose ``__call__`` is the first positional shape's dispatcher.
@@ -142,7 +157,7 @@ class CallShapes(State):
         Python frame (measured: ~150 ns of the ~400 ns jaxstatic adds to a call); other shapes go to their own
         dispatcher (``_dispatcher``), or their own hit in C.
         """
-        cls = self._unspecialized()
+        cls = self._hooks._unspecialized()
         if isinstance(entry, types.FunctionType):  # not a hit in C (_hits), which has a doc of its own
             entry.__doc__ = cls.__call__.__doc__  # StaticFunction's
         new = type(cls.__name__, (cls,), {"__call__": entry, "__module__": cls.__module__,
@@ -151,21 +166,22 @@ class CallShapes(State):
             one.__class__ = new
             _compiled.attach(one, entry)
 
-    def _instances(self) -> list[Any]:
-        """This function's objects: its core and the handles alive, one class and one hit in C between them."""
-        core = self._core
-        return [core, *(handle for handle in core._alive() if handle is not core)]
+    def _head(self) -> Any:
+        """The ``__call__`` this function's objects have now: the class's own where it was specialized, else None
+        (the transform's)."""
+        cls = type(self._hooks).__dict__
+        return cls.get("__call__") if cls.get("_specialized") else None
 
-    def _alive(self) -> list[Self]:
+    def _instances(self) -> list[Any]:
+        """This function's objects: its transform and the handles alive, one class and one hit in C between them."""
+        return [self._hooks, *(handle for handle in self._alive() if handle is not self._hooks)]
+
+    def _alive(self) -> list[Any]:
         """The handles alive."""
         return [handle for ref in self._handles if (handle := ref()) is not None]
 
-    def _unspecialized(self) -> type:
-        cls = type(self)
-        return cls.__base__ if cls.__dict__.get("_specialized") else cls  # type: ignore[return-value]
-
     def _unspecialize(self) -> None:
-        cls = self._unspecialized()
+        cls = self._hooks._unspecialized()
         for one in self._instances():
             _compiled.attach(one, None)
             one.__class__ = cls
@@ -219,9 +235,4 @@ class CallShapes(State):
         return freeze_pair
 
 
-def general_call(self: CallShapes, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Any call: the dispatcher of its shape (``dispatcher``), run."""
-    return self._dispatcher(args, kwargs)(args, kwargs)
-
-
-__all__ = ["CallShapes", "general_call"]
+__all__ = ["Core"]

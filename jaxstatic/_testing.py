@@ -219,7 +219,7 @@ def _stats_of(fn: Callable[..., Any], where: str) -> TraceStats:
     a foreign wrapper of a jaxstatic function included."""
     target = fn.func if isinstance(fn, _core.BoundMethod) else fn
     if isinstance(target, _core.StaticFunction):
-        return target._stats
+        return target._core._stats
     name = where.partition("(")[0]
     inner, path = _wrapped(fn)
     if inner is None:

@@ -276,8 +276,9 @@ class PmapFunction(StaticFunction[_P, _R]):
         refuses other static values (``StaticMismatchError``)."""
         from ._aot import Compilation, Lowered  # ahead of time alone loads it
 
-        plan, key, lowered = self._with_program("lower", args, kwargs)
-        return Lowered(Compilation(self._name, plan, key, lambda a, k: self._shape(a, k)[0], self._key), lowered)
+        plan, key, lowered = self._core._with_program("lower", args, kwargs)
+        core = self._core
+        return Lowered(Compilation(self._name, plan, key, lambda a, k: core._shape(a, k)[0], core._key), lowered)
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         names = program_names(plan)

@@ -222,8 +222,8 @@ def test_the_key_function_and_the_dispatcher_agree() -> None:
 
     x = jnp.ones(1)
     f(x, {"a": 1}, n=3)
-    key = f._key((x, {"a": 1}), {"n": 3})
-    assert list(f._cache) == [key]
+    key = f._core._key((x, {"a": 1}), {"n": 3})
+    assert list(f._core._cache) == [key]
 
 
 def test_a_retrace_for_new_shapes_sees_the_callers_values_in_their_order_and_types() -> None:
