@@ -220,7 +220,7 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
 
     def __call__(self, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
-            # general_call, written out: a frame fewer on every call that is no hit in C
+            # Core._call, written out: a frame fewer on every call that is no hit in C
             core = self._core
             dispatch = core._kw_plans.get(tuple(kwargs)) if kwargs else core._plans.get(len(args))
             if dispatch is not None:

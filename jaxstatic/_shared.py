@@ -9,15 +9,16 @@ before, and then the jit made over it.
 
 Where the shared functions are kept: in the user's function itself, under ``ATTRIBUTE`` in its ``__dict__``, keyed
 by the transform and its options. A registry outside the function would keep every function alive for ever; kept
-in the function, they go with it. What is kept there is a core (the programs, statistics and call shapes), which
-holds the function only weakly; ``js.jit(f)`` returns a handle sharing the core's ``__dict__``, class and hit in C,
-which holds ``f`` (the handle alive is returned again: ``js.jit(f) is js.jit(f)``). So no reference cycle runs
-through the function, and as with ``jax.jit`` an array a closure captured is freed at the ``del`` of the last
-reference to the function and its jitted function, garbage collector or not: when the function goes, its cores'
-programs go with it (``jax.jit``'s programs hold the arrays they closed over), and a function not shared (a bound
-method, a partial) has a core and a handle too, whose programs go with the handle. The programs' bodies read the
-function through the core at each trace, and hand JAX, for its debug info, a stub of the function's code
-(``_naming.debug_stub``) that holds nothing of the function's.
+in the function, they go with it. What is kept there is the transform, with its core (``_shapes.Core``: the
+programs, statistics and call shapes), which holds the function only weakly; ``js.jit(f)`` returns a handle sharing
+the transform's ``__dict__``, core, class and hit in C, which holds ``f`` (the handle alive is returned again:
+``js.jit(f) is js.jit(f)``). So no reference cycle runs through the function, and as with ``jax.jit`` an array a
+closure captured is freed at the ``del`` of the last reference to the function and its jitted function, garbage
+collector or not: when the function goes, its cores' programs go with it (``jax.jit``'s programs hold the arrays
+they closed over), and a function not shared (a bound method, a partial) has a transform and a handle too, whose
+programs go with the handle. The programs' bodies read the function through the transform at each trace, and hand
+JAX, for its debug info, a stub of the function's code (``_naming.debug_stub``) that holds nothing of the
+function's.
 
 What is shared and what not:
 
@@ -202,8 +203,8 @@ def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, 
         assert holder is not None
         shared = holder.setdefault(key, made)  # another thread made it first: that one is shared
         if shared is made:
-            # The core, kept in base's __dict__, holds its function weakly (no reference cycle keeps the function
-            # and the arrays it captured alive); the handle returned holds it.
+            # The transform, kept in base's __dict__, holds its function weakly (no reference cycle keeps the
+            # function and the arrays it captured alive); the handle returned holds it.
             made._shared_as, made._version, made._base_ref = (base_ref, key), version, base_ref
             made._fn_ref, made._keep = weakref.ref(made._keep), None
         made = shared
@@ -226,7 +227,7 @@ def _own(made: Any, fn: Any) -> Any:
 
 
 def _released(core: weakref.ref[Any], _: Any, finalizing: Callable[[], bool] = sys.is_finalizing) -> None:
-    """The function a core was kept in is gone: its programs go with it (``StaticFunction._release``)."""
+    """The function a transform was kept in is gone: its programs go with it (``Programs._release``)."""
     found = core()
     if found is not None and not finalizing():  # at exit, JAX's own modules may be gone already
         found._release()
