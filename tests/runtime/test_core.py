@@ -176,6 +176,21 @@ def test_the_cache_is_bounded_least_recently_used_first() -> None:
     assert f.cache_info().evictions == 2
 
 
+def test_a_call_shape_first_met_with_a_cached_key_marks_it_used() -> None:
+    @js.jit(cache_size=2)
+    def f(x: jax.Array, n: Static[int]) -> jax.Array:
+        return x * n
+
+    x = jnp.ones(1)
+    f(x, 1)
+    f(x, 2)
+    f(x, n=1)  # a new call shape, whose first call finds 1 cached: now the most recently used
+    f(x, 3)  # evicts 2
+    f(x, 1)
+    assert f.trace_count == 3
+    assert f.cache_info() == js.CacheInfo(hits=2, misses=3, maxsize=2, currsize=2, evictions=1)
+
+
 def test_failed_calls_keep_no_static_value_alive() -> None:
     class Cfg:
         pass
