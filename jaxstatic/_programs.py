@@ -181,9 +181,9 @@ class Programs:
         slot = Slot(key)
         built = None if self._hooks._counts_traces else _static_signature(plan, key)
         record = None if built is None else self._stats.begin_build(built)
-        lane = self._lane is not None and self._lane.serves(plan, key)
-        program = self._lane.adapter(plan, key) if lane else self._build(plan, slot)  # type: ignore[union-attr]
-        return _InFlight(me, program, slot, lane, built, record)
+        lane = self._lane if self._lane is not None and self._lane.serves(plan, key) else None
+        program = lane.adapter(plan, key) if lane is not None else self._build(plan, slot)
+        return _InFlight(me, program, slot, lane is not None, built, record)
 
     def _build(self, plan: Plan, slot: Slot) -> Callable[..., Any]:
         """The transform's program for ``slot``'s key, over the body JAX traces (``_body``)."""
