@@ -8,7 +8,7 @@ means, and an install without a C compiler (or run with ``JAXSTATIC_PURE_PYTHON=
 slower. Python calls an object whose class defines ``__call__`` in Python through its argument-tuple protocol, and
 then runs a frame; measured on a 2-core machine, that costs 5-10% of a 6 us ``jax.jit`` hit, and a same-object dict
 config's identity check ~0.7 us more. The C objects are installed as the class-level ``__call__``
-(``StaticFunction._specialize``), so no frame of jaxstatic's runs on a hit, and ``attach`` points the function's own
+(``Core._specialize``), so no frame of jaxstatic's runs on a hit, and ``attach`` points the function's own
 call slot at them (``Base``), so no argument tuple or keyword dict is built for it either.
 
 - ``LaneCall``, the exact-key lane's hit (built by ``_lane``): the call's values in the lane's canonical order

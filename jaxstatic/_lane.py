@@ -151,8 +151,9 @@ class Lane:
         kwargs.update((n, v) for n, v in kwonly.items() if v is not _codegen.NO)
         return pos[:given] + rest, kwargs
 
-    def other(self, fn: Any, pos: tuple[Any, ...], kwonly: dict[str, Any], rest: tuple[Any, ...]) -> Any:
-        """A call missing an argument or given extra ones: the general path, which binds it or says why not."""
+    def other(self, _handle: Any, pos: tuple[Any, ...], kwonly: dict[str, Any], rest: tuple[Any, ...]) -> Any:
+        """A call missing an argument or given extra ones (``_handle``: the object called): the general path, which
+        binds it or says why not."""
         return self.general(*self.canonical(pos, kwonly, rest))
 
     def switch(self, fn: Any, pos: tuple[Any, ...], kwonly: dict[str, Any]) -> Runs:
