@@ -57,6 +57,14 @@ for _cls in (DeletedArrayError, UnusableDonationError):
     _cls.__module__ = "jaxstatic"
 
 
+def is_deleted(leaf: Any) -> bool:
+    """Whether ``leaf`` is an array whose buffer was deleted (donated, or ``x.delete()``)."""
+    try:
+        return bool(leaf.is_deleted())
+    except Exception:  # not an array, or an object whose is_deleted is not JAX's
+        return False
+
+
 # -- reading the annotations ------------------------------------------------------------------------------------
 
 
@@ -285,5 +293,5 @@ def _unusable_message(function: str, text: str, pairs: tuple[tuple[int, str], ..
 
 
 __all__ = ["DONATE", "DeletedArrayError", "Donate", "Donation", "UnusableDonationError", "declared", "donate_argnames",
-           "donate_argnums", "donation_of", "check_strict", "STRICT_DONATION", "recording", "set_strict_donation",
+           "donate_argnums", "is_deleted", "donation_of", "check_strict", "STRICT_DONATION", "recording", "set_strict_donation",
            "with_declared"]

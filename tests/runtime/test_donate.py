@@ -192,8 +192,7 @@ def test_passing_a_donated_array_again_names_the_path_and_the_donating_call(hit_
                 "(params = step(params, ...)), not the one passed in; or copy it before donating.")) as info:
             step(params, 2.0)
         assert isinstance(info.value, js.DeletedArrayError)
-        assert isinstance(info.value.__cause__, jax_error)  # JAX's own error, kept as the cause
-        assert "deleted" in str(info.value.__cause__).lower()
+        assert isinstance(info.value.__cause__, jax_error)  # JAX's own error, in its backend's words, kept as the cause
 
 
 def test_a_later_donating_call_is_the_one_named(hit_path: str) -> None:
@@ -211,6 +210,72 @@ def test_a_later_donating_call_is_the_one_named(hit_path: str) -> None:
         with pytest.raises(js.DeletedArrayError, match=re.escape(f"donated to step at {__file__}:{line}, which")):
             step(params, scale)
     assert step.trace_count == 2
+
+
+def test_a_donated_array_passed_again_by_keyword_is_named(hit_path: str) -> None:
+    @js.jit
+    def step(params: Donate[Params], scale: Static[int]) -> Params:
+        return _update(params, scale)
+
+    for _ in range(2):  # a keyword call's own dispatcher, after a first call that compiled it
+        step(params=_params(), scale=3)
+    params = _params()
+    step(params=params, scale=3); line = _here()  # noqa: E702
+    for _ in range(2):
+        with pytest.raises(js.DeletedArrayError, match=re.escape(
+                f"step: parameter 'params' got a deleted array at params['layers'][0]['b'] (float32[4]): it was "
+                f"donated to step at {__file__}:{line}, which consumed its buffer.")):
+            step(params=params, scale=3)
+    assert step.trace_count == 1
+
+
+def test_the_decision_is_made_from_the_arguments_not_from_jaxs_wording() -> None:
+    # A TPU's runtime says "Donation requested for invalid buffer" where the CPU's says "Buffer has been deleted or
+    # donated": whatever JAX's class (ValueError or RuntimeError) says, a deleted argument is what is named.
+    tpu = "INVALID_ARGUMENT: Invalid buffer passed to Execute() as argument 0 to replica 0: INVALID_ARGUMENT: " \
+          "Donation requested for invalid buffer"
+    for error in (ValueError, RuntimeError):
+        @js.jit
+        def f(x: jax.Array, error: Static[type[Exception]] = error) -> jax.Array:
+            raise error(tpu)
+
+        x = jnp.ones(3)
+        x.delete()
+        with pytest.raises(error, match=re.escape(
+                "f: parameter 'x' got a deleted array at x (float32[3]): its buffer was deleted")) as info:
+            f(x)
+        assert isinstance(info.value, js.DeletedArrayError) and str(info.value.__cause__) == tpu
+        with pytest.raises(error, match=f"^{re.escape(tpu)}") as info:  # live arguments: JAX's error stands
+            f(jnp.ones(3))
+        assert not isinstance(info.value, js.DeletedArrayError)
+
+
+def test_pmap_names_a_donated_array_passed_again(hit_path: str) -> None:
+    n = jax.local_device_count()
+
+    @js.pmap
+    def step(x: Donate[jax.Array], scale: Static[float]) -> jax.Array:
+        return x * scale
+
+    x = step(jnp.ones((n, 2)), 2.0)  # laid out over the devices, as a training loop's state is
+    step(x, 2.0); line = _here()  # noqa: E702
+    for _ in range(2):  # jax.pmap itself crashes the process here on the CPU (jaxlib 0.10): refused before it
+        with pytest.raises(js.DeletedArrayError, match=re.escape(
+                f"step: parameter 'x' got a deleted array at x (float32[{n},2]): it was donated to step at "
+                f"{__file__}:{line}, which consumed its buffer.")):
+            step(x, 2.0)
+
+
+def test_shard_map_names_a_deleted_array() -> None:
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(np.array(jax.devices()), ("batch",))
+    double = js.shard_map(lambda x: 2 * x, mesh=mesh, in_specs=P("batch"), out_specs=P("batch"))
+    x = jnp.ones((jax.device_count(), 2))
+    x.delete()
+    with pytest.raises(js.DeletedArrayError, match=re.escape(
+            "<lambda>: parameter 'x' got a deleted array at x (float32[")):
+        double(x)
 
 
 def test_the_strict_switch_reaches_a_program_already_called(hit_path: str) -> None:
