@@ -9,7 +9,12 @@ Interleaved rounds; the table shows median microseconds per call and the ratio t
 Memory (``--memory``): the peak resident memory of a process that runs ``STEPS`` steps of a loop over a state of
 ``--mb`` megabytes, with and without donation, each in a fresh process (``ru_maxrss``), on the CPU.
 
+Device memory (``--device-memory [FRACTION]``): the peak memory of the default device (``memory_stats()``, which an
+accelerator keeps and the CPU does not) over the same loop, its state ``FRACTION`` of the device's memory, each
+contender in a fresh process. Over half the memory, the state fits only with donation.
+
 Run: python benchmarks/donation.py [--rounds 15] [--calls 2000] [--blocks 10] [--clock thread] [--size 4096] [--memory] [--mb 512]
+     python benchmarks/donation.py --device-memory [0.57]
 """
 
 import argparse
@@ -20,6 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import _clock
 import jax
 import jax.numpy as jnp
 
@@ -121,6 +127,55 @@ def memory(mb: int) -> None:
     print(f"with Donate[...]: {with_} MB (+{with_ - baseline} MB)")
 
 
+_DEVICE_CHILD = """
+import sys, jax, jax.numpy as jnp, jaxstatic as js
+from jaxstatic import Donate
+fraction, contender, steps = float(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+device = jax.devices()[0]
+stats = device.memory_stats()
+if not stats or "bytes_limit" not in stats:
+    print(f"none: {device.platform} keeps no device memory statistics (memory_stats())")
+    sys.exit()
+limit = stats["bytes_limit"]
+print(f"device: {device.device_kind} ({device.platform}), {limit / 2**30:.2f} GiB; state {fraction * limit / 2**30:.2f} GiB")
+n = int(limit * fraction) // 4 // 4
+def step(state, lr):
+    return jax.tree.map(lambda p: p - lr * p, state)
+def step_donated(state: Donate[list], lr):
+    return step(state, lr)
+fn = {"jax.jit donate_argnums=0": jax.jit(step, donate_argnums=0), "jaxstatic.jit Donate[...]": js.jit(step_donated),
+      "jax.jit (no donation)": jax.jit(step), "jaxstatic.jit (no donation)": js.jit(step)}[contender]
+state = [jnp.ones(n, dtype=jnp.float32) for _ in range(4)]
+try:
+    for _ in range(steps):
+        state = fn(state, 1e-3)
+    jax.block_until_ready(state)
+except Exception as err:
+    print("result:", str(err).split(":")[0])
+else:
+    print(f"result: peak {device.memory_stats()['peak_bytes_in_use'] / 2**30:.2f} GiB")
+"""
+
+
+def device_memory(fraction: float) -> None:
+    """Peak memory of the default device over a loop whose state is ``fraction`` of the device's memory, each
+    contender in a fresh process: a device's peak is counted per process, and an accelerator is held by one process
+    at a time (this one opens none). A state over half the memory fits only with donation: without it, a step holds
+    the old state and the new one at once."""
+    print(f"{STEPS} steps of state = step(state, lr), the state in 4 arrays; peak device memory per fresh process")
+    for contender in ("jax.jit donate_argnums=0", "jaxstatic.jit Donate[...]", "jax.jit (no donation)",
+                      "jaxstatic.jit (no donation)"):
+        out = subprocess.run([sys.executable, "-c", _DEVICE_CHILD, str(fraction), contender, str(STEPS)],
+                             capture_output=True, text=True, check=True).stdout.splitlines()
+        said = dict(line.split(": ", 1) for line in out if ": " in line)
+        if "none" in said:
+            print(said["none"] + "; --memory measures a CPU process's resident memory")
+            return
+        if contender.startswith("jax.jit donate"):
+            print(said["device"])
+        print(f"{contender:30} {said['result']}")
+
+
 def main() -> None:
     global CLOCK, SIZE
     parser = argparse.ArgumentParser()
@@ -131,9 +186,15 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=SIZE, help="float32 elements per array of the state")
     parser.add_argument("--memory", action="store_true")
     parser.add_argument("--mb", type=int, default=512)
+    parser.add_argument("--device-memory", type=float, metavar="FRACTION", nargs="?", const=0.57,
+                        help="peak device memory over a state this fraction of the device's memory (default 0.57: "
+                             "it fits only with donation)")
     args = parser.parse_args()
-    CLOCK = time.thread_time if args.clock == "thread" else time.perf_counter
     SIZE = args.size
+    if args.device_memory is not None:
+        device_memory(args.device_memory)
+        return
+    CLOCK, _ = _clock.pick(args.clock)
     if args.memory:
         memory(args.mb)
     else:

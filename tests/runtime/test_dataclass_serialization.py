@@ -18,6 +18,8 @@ import pytest
 import jaxstatic as js
 from jaxstatic import Static
 
+from ._devices import cpu_env
+
 
 @js.dataclass
 class Linear:
@@ -67,7 +69,8 @@ def test_jaxstatic_never_imports_flax_and_registers_its_classes_when_flax_is_imp
         from flax import serialization
         print(serialization.to_state_dict(Linear(jnp.ones(2), "tanh")))
     ''')
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True,
+                         env=cpu_env())
     assert out.stdout.splitlines() == ["False", "{'w': Array([1., 1.], dtype=float32)}"]
 
 

@@ -26,6 +26,8 @@ from jaxstatic._explain import (
 )
 from jaxstatic._freeze import freeze
 
+from ._devices import CPUS
+
 
 def _jit(body: Any) -> js.JitFunction[[jax.Array, Any], Any]:
     def f(x: jax.Array, cfg: Static[Any]) -> Any:
@@ -204,8 +206,9 @@ def test_a_sharding_change_is_explained_as_such() -> None:
     def f(x: jax.Array) -> jax.Array:
         return x * 2
 
-    mesh = jax.make_mesh((4,), ("d",), axis_types=(jax.sharding.AxisType.Explicit,))
-    f(jnp.zeros(4))
+    mesh = jax.make_mesh((4,), ("d",), axis_types=(jax.sharding.AxisType.Explicit,), devices=CPUS[:4])
+    with jax.default_device(CPUS[0]):
+        f(jnp.zeros(4))
     f(jax.device_put(jnp.zeros(4), NamedSharding(mesh, P())))  # type: ignore[no-untyped-call]
     f(jax.device_put(jnp.zeros(4), NamedSharding(mesh, P("d"))))  # type: ignore[no-untyped-call]
     assert f.trace_count == 3
@@ -216,9 +219,11 @@ def test_a_sharding_change_is_explained_as_such() -> None:
 
 
 def test_committedness_weak_type_and_structure_of_concrete_arguments() -> None:
-    uncommitted, committed = jnp.zeros(3), jax.device_put(jnp.zeros(3), jax.devices()[1])
+    with jax.default_device(CPUS[0]):
+        uncommitted = jnp.zeros(3)
+    committed = jax.device_put(jnp.zeros(3), CPUS[1])
     assert explain({"x": dynamic_sig(uncommitted)}, {"x": dynamic_sig(committed)}) == [
-        f"x: uncommitted -> committed to {jax.devices()[1]}"]
+        f"x: uncommitted -> committed to {CPUS[1]}"]
     assert explain({"x": dynamic_sig(2.0)}, {"x": dynamic_sig(np.float32(2.0))}) == [
         "x: float32[] (weak type) -> float32[]"]
     assert explain({"p": dynamic_sig({"w": 1.0})}, {"p": dynamic_sig([1.0])})[0].startswith("p: pytree structure ")

@@ -6,13 +6,16 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from ._devices import cpu_env
+
 _LEFT_FOR_LATER = ["typeguard", "jaxstatic.testing", "jaxstatic._testing", "jaxstatic._dataclass",
                    "jaxstatic._hidden", "jaxstatic._keytext", "jaxstatic._tree_diff", "jaxstatic._ad",
                    "jaxstatic._vmap_pmap", "jaxstatic._shard_map", "jaxstatic._aot"]
 
 
 def _run(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env=cpu_env()).stdout
 
 
 def test_importing_loads_nothing_else_and_a_hit_loads_nothing() -> None:

@@ -18,9 +18,11 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 import jaxstatic as js
 from jaxstatic import Static
 
+from ._devices import CPUS, cpu_mesh, one_cpu
+
 
 def _mesh(shape: tuple[int, ...], names: tuple[str, ...]) -> Mesh:
-    return Mesh(np.array(jax.devices()[:8]).reshape(shape), names)
+    return cpu_mesh(shape, names)
 
 
 def _data() -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
@@ -41,7 +43,8 @@ def _step(params: dict[str, jax.Array], x: jax.Array, y: jax.Array,
 
 def _one_device(cfg: dict[str, Any]) -> tuple[dict[str, jax.Array], jax.Array]:
     params, x, y = _data()
-    return jax.jit(lambda p, x, y: _step(p, x, y, cfg))(params, x, y)  # type: ignore[no-any-return]
+    with one_cpu():  # the mesh's devices are CPUs: the reference is computed as they compute
+        return jax.jit(lambda p, x, y: _step(p, x, y, cfg))(params, x, y)  # type: ignore[no-any-return]
 
 
 def test_data_parallel_step_matches_one_device_with_one_trace_per_config() -> None:
@@ -122,7 +125,7 @@ def _reduced_spec_supported() -> bool:
 
 @pytest.mark.skipif(not _reduced_spec_supported(), reason="reduced axes in a PartitionSpec need JAX 0.8")
 def test_arguments_sharded_with_reduced_axes_run_as_with_jax_jit_and_a_retrace_names_the_spec() -> None:
-    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2, devices=CPUS)
     reduced = P("x", None, reduced={"y"})
     x = jax.device_put(jnp.arange(16.0).reshape(4, 4), NamedSharding(mesh, P("x", None)))  # type: ignore[no-untyped-call]
 

@@ -17,6 +17,8 @@ import pytest
 import jaxstatic as js
 from jaxstatic import Static
 
+from ._devices import cpu_env
+
 
 @js.jit
 def scaled(x: jax.Array, n: Static[int]) -> jax.Array:
@@ -104,7 +106,7 @@ print(scale(jnp.ones(2), 3).tolist(), shifted(jnp.ones(2), {"k": 2.0}).tolist(),
 def test_main_and_local_functions_load_in_a_fresh_process(tmp_path: Path) -> None:
     script, payload = tmp_path / "make.py", tmp_path / "fns.pkl"
     script.write_text(textwrap.dedent(SCRIPT))
-    subprocess.run([sys.executable, str(script), str(payload)], check=True, timeout=300)
+    subprocess.run([sys.executable, str(script), str(payload)], check=True, timeout=300, env=cpu_env())
     done = subprocess.run([sys.executable, "-c", LOAD, str(payload)], check=True, timeout=300, capture_output=True,
-                          text=True)
+                          text=True, env=cpu_env())
     assert done.stdout.split("\n")[0] == "[3.0, 3.0] [12.0, 12.0] [[13.0], [13.0]] 1 JitFunction"

@@ -13,6 +13,7 @@ import jaxstatic as js
 from jaxstatic import Static
 from jaxstatic._compat import shard_map
 
+from ._devices import CPUS, one_cpu
 from ._fresh import fresh
 
 N = 8  # host devices, from tests/conftest.py
@@ -20,7 +21,7 @@ N = 8  # host devices, from tests/conftest.py
 
 @pytest.fixture(scope="module")
 def mesh() -> Mesh:
-    return Mesh(np.array(jax.devices()[:N]), ("batch",))
+    return Mesh(np.array(CPUS[:N]), ("batch",))
 
 
 def step(x: jax.Array, w: jax.Array, cfg: Static[dict[str, Any]]) -> tuple[jax.Array, jax.Array]:
@@ -30,13 +31,14 @@ def step(x: jax.Array, w: jax.Array, cfg: Static[dict[str, Any]]) -> tuple[jax.A
 
 
 def _on_one_device(x: jax.Array, w: jax.Array, cfg: dict[str, Any]) -> tuple[jax.Array, jax.Array]:
-    y = cfg["act"](x @ w) * cfg["scale"]
-    return (y**2).sum(), y
+    with one_cpu():  # the mesh's devices are CPUs: the reference is computed as they compute
+        y = cfg["act"](x @ w) * cfg["scale"]
+        return (y**2).sum(), y
 
 
 def _data() -> tuple[jax.Array, jax.Array]:
-    x = jnp.linspace(-1.0, 1.0, N * 4 * 3).reshape(N * 4, 3)
-    return x, jnp.arange(6.0).reshape(3, 2) / 6
+    x = np.linspace(-1.0, 1.0, N * 4 * 3, dtype=np.float32).reshape(N * 4, 3)
+    return jnp.asarray(x), jnp.arange(6.0).reshape(3, 2) / 6
 
 
 def test_static_config_gives_the_values_of_one_device_and_one_trace_per_value(mesh: Mesh) -> None:
@@ -146,7 +148,7 @@ def test_max_traces_and_bad_static_values(mesh: Mesh) -> None:
 
 @pytest.mark.skipif(not hasattr(jax, "set_mesh"), reason="jax.set_mesh arrived in JAX 0.7")
 def test_mesh_from_the_context_and_decorator_form() -> None:
-    mesh = jax.make_mesh((N,), ("batch",), axis_types=(jax.sharding.AxisType.Explicit,))
+    mesh = jax.make_mesh((N,), ("batch",), axis_types=(jax.sharding.AxisType.Explicit,), devices=CPUS[:N])
 
     @js.shard_map(out_specs=P("batch"))
     def scaled(x: jax.Array, n: Static[int]) -> jax.Array:

@@ -16,6 +16,7 @@ from jax.sharding import Mesh, PartitionSpec as P
 import jaxstatic as js
 from jaxstatic import Static, _stats
 
+from ._devices import CPUS
 from ._fresh import fresh
 
 
@@ -367,7 +368,7 @@ def scale(x: jax.Array, k: Static[int]) -> jax.Array:
 
 
 def test_pmap_traces_are_refused_and_counted() -> None:
-    fn = js.pmap(scale)
+    fn = js.pmap(scale, devices=CPUS[:2])
     xs = jnp.ones((2, 3))
     fn(xs, 1)
     with pytest.raises(js.RetraceError, match=r"^scale was traced \(trace #2\) inside no_retrace\(pmap\(scale\)\), because "
@@ -379,7 +380,7 @@ def test_pmap_traces_are_refused_and_counted() -> None:
 
 
 def test_shard_map_traces_are_counted() -> None:
-    mesh = Mesh(np.array(jax.devices()[:2]), ("d",))
+    mesh = Mesh(np.array(CPUS[:2]), ("d",))
     fn = js.shard_map(scale, mesh=mesh, in_specs=(P("d"),), out_specs=P("d"))
     with js.testing.expect_traces(fn, 2) as log:
         fn(jnp.ones(4), 1)
@@ -417,7 +418,7 @@ def test_no_retrace_refuses_a_new_vmap_program_before_building_it() -> None:
 
 
 def test_a_budget_over_named_vmap_and_pmap_functions_counts_programs_and_names_each() -> None:
-    mapped, parallel = js.vmap(fresh(scale)), js.pmap(scale)
+    mapped, parallel = js.vmap(fresh(scale)), js.pmap(scale, devices=CPUS[:2])
     with pytest.raises(AssertionError) as err, js.testing.expect_traces(mapped, at_most=1):
         mapped(jnp.ones((2, 3)), 1)
         mapped(jnp.ones((2, 3)), 2)
