@@ -285,10 +285,11 @@ class PmapFunction(StaticFunction[_P, _R]):
         in_axes = tuple(self._axes.of(n) for n in names)  # *args/**kwargs extras reach JAX packed, one entry each
         donate = tuple(i for i, name in enumerate(names) if name in self._params().donate)
         options = dict(self._pmap_options, in_axes=in_axes, donate_argnums=donate)
-        held = (_DonatingHeld if donate else _Held)(packed(plan, _weakly(body), lambda f: _pmapped(f, options)), body)
-        if donate:
-            held.donated = donate
-        return _donate.recording(held, self._name, [(i, names[i]) for i in donate], None) if donate else held
+        program = packed(plan, _weakly(body), lambda f: _pmapped(f, options))
+        if not donate:
+            return _Held(program, body)
+        held = _DonatingHeld(program, body, donate)
+        return _donate.recording(held, self._name, [(i, names[i]) for i in donate], None)
 
 
 class _Held:
@@ -323,7 +324,10 @@ class _DonatingHeld(_Held):
     ``jax.pmap``'s tens of microseconds."""
 
     __slots__ = ("donated",)
-    donated: tuple[int, ...]
+
+    def __init__(self, program: Callable[..., Any], body: Callable[..., Any], donated: tuple[int, ...]) -> None:
+        super().__init__(program, body)
+        self.donated = donated
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         for i in self.donated:
