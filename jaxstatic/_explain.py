@@ -144,6 +144,7 @@ def _diff_param(label: str, old: DynamicSig | StaticSig, new: DynamicSig | Stati
             from . import _tree_diff
 
             return (_tree_diff.treedef_changes(label, old.treedef, new.treedef)
+                    or _tree_diff.structure_changes(label, old.treedef, old.leaves, new.treedef, new.leaves)
                     or [f"{label}: pytree structure {safe_repr(old.treedef, 120)} -> {safe_repr(new.treedef, 120)}"])
         return [_leaf_change_text(label + a.path, a, b) for a, b in zip(old.leaves, new.leaves) if _leaf_differs(a, b)]
     return [f"{label}: static/dynamic split changed"]

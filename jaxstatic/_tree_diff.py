@@ -13,6 +13,7 @@ import jax
 
 from ._dataclass import STATE
 from ._keytext import diff
+from ._object_diff import object_diff
 from ._static_values import StaticFields
 from ._tree_repr import callable_name
 
@@ -22,6 +23,37 @@ def treedef_changes(label: str, old: Any, new: Any) -> list[str]:
     dataclasses; empty when anything else differs (the caller then shows both structures)."""
     out: list[str] = []
     return out if _walk(label, old, new, out) and out else []
+
+
+def structure_changes(label: str, old: Any, old_leaves: Any, new: Any, new_leaves: Any) -> list[str]:
+    """``["state.tx.update: a new function object on each call (...)"]``, ``["s['b']: added (float32[1])"]``: where
+    two structures differ, found by rebuilding each with its leaves' types in place of the arrays and walking both
+    (``_object_diff``): field by field for dataclasses (flax, jax_dataclasses, Equinox, ``register_dataclass``),
+    by key path for any other node, metadata included. Empty when a structure cannot be rebuilt that way."""
+    try:
+        a = old.unflatten([_Leaf(leaf.aval) for leaf in old_leaves])
+        b = new.unflatten([_Leaf(leaf.aval) for leaf in new_leaves])
+    except Exception:  # a user-defined node may refuse placeholder leaves
+        return []
+    return object_diff(label, a, b)
+
+
+class _Leaf:
+    """A dynamic leaf as compiling sees it (``float32[3]``), standing in for the array it was."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: str) -> None:
+        self.aval = aval
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Leaf and other.aval == self.aval
+
+    def __hash__(self) -> int:
+        return hash(self.aval)
+
+    def __repr__(self) -> str:
+        return self.aval
 
 
 def _walk(label: str, old: Any, new: Any, out: list[str]) -> bool:
@@ -69,4 +101,4 @@ def _child_labels(label: str, treedef: Any) -> list[str]:
         return [f"{label}[{i}]" for i in range(n)]
 
 
-__all__ = ["treedef_changes"]
+__all__ = ["structure_changes", "treedef_changes"]
