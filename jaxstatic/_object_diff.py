@@ -180,7 +180,7 @@ def _one_level(value: Any) -> tuple[list[tuple[Any, Any]], Any]:
     """A pytree node's children with their key paths, and its node data (type, metadata); no node data for a leaf."""
     top = functools.partial(_below, value)
     kids, treedef = jax.tree_util.tree_flatten_with_path(value, is_leaf=top)
-    node = treedef.node_data()
+    node = getattr(treedef, "node_data")()  # noqa: B009 (public in every supported JAX, not in its stubs)
     if node is None or (len(kids) == 1 and kids[0][1] is value):
         return [], None
     return kids, node
@@ -215,7 +215,7 @@ def fresh_object(a: Any, b: Any) -> str | None:
             return "a new functools.partial object on each call; define it once"
         return None
     if type(a) is types.MethodType and a.__func__ is getattr(b, "__func__", None):
-        owner = _type_name(a.__self__)
+        owner = type(a.__self__).__name__
         equal = " (equal to the old one, but a bound method compares its object by identity)" if same(
             a.__self__, b.__self__) else ""
         return f"{a.__func__.__qualname__} bound to a new {owner} object on each call{equal}; make the {owner} once"
@@ -232,10 +232,10 @@ def _callable_names(a: Any, b: Any) -> tuple[str, str] | None:
     """``relu -> tanh``: two different functions by name, when their names differ."""
     if isinstance(a, type) or isinstance(b, type) or not (callable(a) and callable(b)):
         return None
-    names = tuple(getattr(x, "__qualname__", None) or getattr(x, "__name__", None) for x in (a, b))
-    if not all(isinstance(n, str) for n in names) or names[0] == names[1]:
+    old, new = (getattr(x, "__qualname__", None) or getattr(x, "__name__", None) for x in (a, b))
+    if not isinstance(old, str) or not isinstance(new, str) or old == new:
         return None
-    return names[0], names[1]
+    return old, new
 
 
 def sides(old: str, new: str, limit: int = _LIMIT) -> tuple[str, str]:
@@ -243,7 +243,7 @@ def sides(old: str, new: str, limit: int = _LIMIT) -> tuple[str, str]:
     is elided, never the difference itself."""
     if len(old) <= limit and len(new) <= limit:
         return old, new
-    common = len(os.path.commonprefix([old, new]))
+    common = next((k for k, (x, y) in enumerate(zip(old, new)) if x != y), min(len(old), len(new)))
     start = max(common - _CONTEXT, 0)
     return _window(old, start, limit), _window(new, start, limit)
 
