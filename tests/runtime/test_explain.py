@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import os
+import re
 import struct
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -475,3 +477,22 @@ def test_a_method_bound_to_a_new_object_names_the_object() -> None:
     assert _changes("fn", old, new, static=True) == (
         "fn: test_a_method_bound_to_a_new_object_names_the_object.<locals>.Model.apply bound to a new Model object "
         "on each call; make the Model once",)
+
+
+def test_the_same_text_wherever_a_retrace_is_reported(caplog: pytest.LogCaptureFixture) -> None:
+    @functools.partial(js.jit, max_traces=2)
+    def step(x: jax.Array, p: JdcParams) -> jax.Array:
+        return x + p.x
+
+    change = "p.mode: 'relu' -> 'tanh'"
+    with (caplog.at_level(logging.INFO, logger="jaxstatic"), pytest.raises(AssertionError) as budget,
+          js.testing.expect_traces(step, at_most=1)):
+        step(jnp.ones(2), JdcParams(jnp.ones(2), "relu"))
+        step(jnp.ones(2), JdcParams(jnp.ones(2), "tanh"))
+    assert str(step.retraces[-1]) == f"step was traced again (trace #2) because {change}"
+    assert f"jit(step): trace #2, because {change}" in str(budget.value)
+    assert [r.getMessage() for r in caplog.records if "#2" in r.getMessage()] == [
+        f"step was traced again (trace #2) because {change}"]
+    assert any(line.startswith("jit(step)") and line.endswith(f"  {change}") for line in js.trace_report().split("\n"))
+    with pytest.raises(js.RetraceError, match=re.escape("step needs trace #3, because p.mode: 'tanh' -> 'gelu', ")):
+        step(jnp.ones(2), JdcParams(jnp.ones(2), "gelu"))
