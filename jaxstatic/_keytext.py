@@ -32,10 +32,11 @@ from ._keys import (
     thaw_leaf,
     unpacked,
 )
-from ._object_diff import object_diff
+from ._object_diff import object_diff, sides
 
 _LIMIT = 60  # characters of one rendered value
 _MAX_CHANGES = 5  # lines about one value before "and N more changes"
+_WIDE = 1000  # characters of a value rendered to find where two differ
 
 
 def describe(key: Any, limit: int = _LIMIT) -> str:
@@ -205,9 +206,11 @@ def _diff_items(label: str, a: tuple[Any, ...], i: int, b: tuple[Any, ...], j: i
 
 
 def _whole_change(label: str, a: tuple[Any, ...], i: int, b: tuple[Any, ...], j: int) -> str:
-    old, new = _render(a, i, _LIMIT), _render(b, j, _LIMIT)
+    wide_a, wide_b = _render(a, i, _WIDE), _render(b, j, _WIDE)
+    # cut around the first difference, not before it; from the start when none shows in the first _WIDE characters
+    old, new = sides(wide_a, wide_b, _LIMIT) if wide_a != wide_b else (_render(a, i, _LIMIT), _render(b, j, _LIMIT))
     ta, tb = (t[k + 3] if type(t[k]) is Kind else t[k] for t, k in ((a, i), (b, j)))
-    if old == new or (old.endswith("...") and new.endswith("...")):
+    if wide_a == wide_b or (old.endswith("...") and new.endswith("...")):
         if ta is not tb:
             return f"{label}: {old} ({_type_label(ta)}) -> {new} ({_type_label(tb)})"
         if type(a[i]) is Kind and a[i + 2] != b[j + 2]:

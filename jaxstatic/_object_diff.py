@@ -76,15 +76,17 @@ class _Walk:
         self.budget -= 1
         if same(a, b):
             return
-        if type(a) is not type(b) or depth > _DEPTH or self.budget < 0:
+        if type(a) is not type(b) or isinstance(a, type) or depth > _DEPTH or self.budget < 0:
             self.add(leaf_text(label, a, b))
             return
-        for children in (_fields, _mapping, _sequence, _pytree):
+        for children in (_bound_object, _fields, _mapping, _sequence, _pytree):
             pairs = children(label, a, b)
             if pairs is None:
                 continue
             before = len(self.out) + self.more
             for lab, x, y in pairs:
+                if self.budget < 0:  # the rest of a very large object is left uncompared
+                    break
                 if isinstance(x, _Meta):
                     self.add(f"{lab}: pytree metadata {' -> '.join(sides(_repr(x.data), _repr(y.data)))}")
                 elif isinstance(x, _Gone) or isinstance(y, _Gone):
@@ -123,6 +125,19 @@ class _Meta:
         self.data = data
 
 Pairs = list[tuple[str, Any, Any]]
+
+
+def _bound_object(label: str, a: Any, b: Any) -> Pairs | None:
+    """The object a method is bound to, when it has an equality of its own (a model whose configuration changed)."""
+    if type(a) is not types.MethodType or a.__func__ is not b.__func__ or not _compares_values(a.__self__):
+        return None
+    return [(f"{label}.__self__", a.__self__, b.__self__)]
+
+
+def _compares_values(value: Any) -> bool:
+    """An equality of its own, not identity (``object.__eq__``)."""
+    eq: Any = type(value).__eq__
+    return eq is not object.__eq__
 
 
 def _fields(label: str, a: Any, b: Any) -> Pairs | None:
@@ -216,8 +231,12 @@ def fresh_object(a: Any, b: Any) -> str | None:
         return None
     if type(a) is types.MethodType and a.__func__ is getattr(b, "__func__", None):
         owner = type(a.__self__).__name__
-        equal = " (equal to the old one, but a bound method compares its object by identity)" if same(
-            a.__self__, b.__self__) else ""
+        if same(a.__self__, b.__self__):
+            equal = " (equal to the old one, but a bound method compares its object by identity)"
+        elif not _compares_values(a.__self__):
+            equal = ""
+        else:  # another configuration: said by the walk below __self__
+            return None
         return f"{a.__func__.__qualname__} bound to a new {owner} object on each call{equal}; make the {owner} once"
     if type(a) is not types.FunctionType or a.__code__ is not getattr(b, "__code__", None):
         return None

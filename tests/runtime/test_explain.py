@@ -496,3 +496,15 @@ def test_the_same_text_wherever_a_retrace_is_reported(caplog: pytest.LogCaptureF
     assert any(line.startswith("jit(step)") and line.endswith(f"  {change}") for line in js.trace_report().split("\n"))
     with pytest.raises(js.RetraceError, match=re.escape("step needs trace #3, because p.mode: 'tanh' -> 'gelu', ")):
         step(jnp.ones(2), JdcParams(jnp.ones(2), "gelu"))
+
+
+def test_a_method_bound_to_another_configuration_names_the_field() -> None:
+    def apply_fn(features: int) -> Any:
+        return flax.linen.Dense(features).apply
+
+    assert _changes("fn", apply_fn(2), apply_fn(3), static=True) == ("fn.__self__.features: 2 -> 3",)
+
+
+def test_a_long_value_is_cut_around_its_first_difference() -> None:
+    assert diff("v", freeze(tuple(range(30))), freeze(tuple(range(31)))) == [
+        "v: ..., 25, 26, 27, 28, 29) -> ..., 25, 26, 27, 28, 29, 30)"]
