@@ -17,6 +17,7 @@ Runs only when a retrace is explained; its cost is bounded (``_BUDGET`` objects 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
@@ -38,12 +39,14 @@ def object_diff(label: str, old: Any, new: Any) -> list[str]:
     """``["cfg.depth: 2 -> 3"]``: where ``old`` and ``new`` differ, one line per difference (at most a few); a
     single line for the whole objects when no part of them can be told apart. Never raises."""
     walk = _Walk()
-    try:
+    # a part that fails to compare, to list or to print: what was found so far, or the whole
+    with contextlib.suppress(Exception):
         walk.go(label, old, new, 0)
-    except Exception:
-        walk.out = walk.out[:1] if walk.out else [leaf_text(label, old, new)]
     if not walk.out:
-        return [leaf_text(label, old, new)]
+        try:
+            return [leaf_text(label, old, new)]
+        except Exception:
+            return [f"{label}: a {_type_name(old)} -> a {_type_name(new)}, not equal"]
     if walk.more:
         walk.out.append(f"{label}: and {walk.more} more changes")
     return walk.out
@@ -123,6 +126,7 @@ class _Meta:
 
     def __init__(self, data: Any) -> None:
         self.data = data
+
 
 Pairs = list[tuple[str, Any, Any]]
 

@@ -508,3 +508,30 @@ def test_a_method_bound_to_another_configuration_names_the_field() -> None:
 def test_a_long_value_is_cut_around_its_first_difference() -> None:
     assert diff("v", freeze(tuple(range(30))), freeze(tuple(range(31)))) == [
         "v: ..., 25, 26, 27, 28, 29) -> ..., 25, 26, 27, 28, 29, 30)"]
+
+
+class Pair:
+    """A pytree node of its own: children by key path, a tag as metadata."""
+
+    def __init__(self, inner: Any, tag: str) -> None:
+        self.inner, self.tag = inner, tag
+
+
+jax.tree_util.register_pytree_with_keys(
+    Pair, lambda p: (((jax.tree_util.GetAttrKey("inner"), p.inner),), p.tag), lambda tag, kids: Pair(kids[0], tag))
+
+
+class Unkeyed:
+    def __init__(self, items: tuple[Any, ...]) -> None:
+        self.items = items
+
+
+jax.tree_util.register_pytree_node(Unkeyed, lambda u: (u.items, None), lambda _, kids: Unkeyed(tuple(kids)))
+
+
+def test_any_pytree_node_is_descended_by_key_path_and_its_metadata_named() -> None:
+    def state(n: int, tag: str = "t") -> Pair:
+        return Pair(Unkeyed((jnp.ones(1), FlaxState(jnp.ones(2), n))), tag)
+
+    assert _changes("s", state(2), state(3), static=False) == ("s.inner[<flat index 1>].n: 2 -> 3",)  # as JAX says it
+    assert _changes("s", state(2), state(2, "u"), static=False) == ("s: pytree metadata 't' -> 'u'",)
