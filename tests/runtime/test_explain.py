@@ -40,6 +40,7 @@ from jaxstatic._explain import (
     explain,
 )
 from jaxstatic._freeze import freeze
+from jaxstatic._object_diff import object_diff
 
 
 def _jit(body: Any) -> js.JitFunction[[jax.Array, Any], Any]:
@@ -535,3 +536,18 @@ def test_any_pytree_node_is_descended_by_key_path_and_its_metadata_named() -> No
 
     assert _changes("s", state(2), state(3), static=False) == ("s.inner[<flat index 1>].n: 2 -> 3",)  # as JAX says it
     assert _changes("s", state(2), state(2, "u"), static=False) == ("s: pytree metadata 't' -> 'u'",)
+
+
+@dataclasses.dataclass(eq=False)
+class Unreadable:
+    n: int
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "n":
+            raise RuntimeError("unreadable")
+        return object.__getattribute__(self, name)
+
+
+def test_an_object_whose_fields_cannot_be_read_is_said_whole() -> None:
+    assert object_diff("cfg", Unreadable(1), Unreadable(2)) == [
+        "cfg: <Unreadable object> -> <Unreadable object> (another object, not equal to the first)"]
