@@ -33,6 +33,7 @@ _CONTEXT = 20  # characters kept before the first difference when a side is cut
 _MAX_LINES = 5  # lines about one object before "and N more changes"
 _BUDGET = 2000  # objects visited while explaining one change
 _DEPTH = 32
+_ATOMS = frozenset({int, float, complex, str, bytes, bool})  # no parts: said as they are, without asking JAX
 
 
 def object_diff(label: str, old: Any, new: Any) -> list[str]:
@@ -79,7 +80,8 @@ class _Walk:
         self.budget -= 1
         if same(a, b):
             return
-        if type(a) is not type(b) or isinstance(a, type) or depth > _DEPTH or self.budget < 0:
+        if (type(a) is not type(b) or type(a) in _ATOMS or isinstance(a, type) or depth > _DEPTH
+                or self.budget < 0):
             self.add(leaf_text(label, a, b))
             return
         for children in (_bound_object, _fields, _mapping, _sequence, _pytree):
