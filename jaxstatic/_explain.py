@@ -7,7 +7,8 @@ by comparing its signature with the most similar earlier one, parameter by param
 parameter that changed.
 
 Explaining never breaks a call and its cost is bounded: choosing the most similar trace costs one equality test per
-parameter and earlier trace, whatever the number of retraces; only the chosen one is put in words (``_keytext``).
+parameter and earlier trace, whatever the number of retraces; only the chosen one is put in words (``_keytext``,
+and inside objects and pytree nodes ``_object_diff``).
 Anything that fails while explaining (a user ``__eq__`` or ``__repr__`` that raises) gives a plainer explanation.
 """
 

@@ -1,7 +1,10 @@
 """Naming what changed between two tree structures, for retrace explanations: ``self.activation: relu -> tanh``.
 
 A ``jaxstatic.dataclass`` keeps its static fields in its treedef, so a changed static field shows up as a changed
-structure. Walking both treedefs side by side names it field by field; runs only when a retrace is explained.
+structure. Walking both treedefs side by side names it field by field. Any other structure (a flax ``struct`` or
+``jax_dataclasses`` static field, a ``register_dataclass`` meta field, an optax transformation inside a
+``TrainState``, a dict that gained a key) is rebuilt with its leaves' types in place of the arrays and the two are
+walked as objects (``_object_diff``). Runs only when a retrace is explained.
 """
 
 from __future__ import annotations
