@@ -23,7 +23,6 @@ import jax
 
 from . import _compat
 from ._freeze import shaped
-from ._keys import safe_repr
 
 # _keytext and _tree_diff (which reads jaxstatic dataclasses) put a retrace in words: loaded by the first
 # explanation, not with jaxstatic (~15 ms of import time).
@@ -146,7 +145,7 @@ def _diff_param(label: str, old: DynamicSig | StaticSig, new: DynamicSig | Stati
 
             return (_tree_diff.treedef_changes(label, old.treedef, new.treedef)
                     or _tree_diff.structure_changes(label, old.treedef, old.leaves, new.treedef, new.leaves)
-                    or [f"{label}: pytree structure {safe_repr(old.treedef, 120)} -> {safe_repr(new.treedef, 120)}"])
+                    or [_tree_diff.structure_text(label, old.treedef, new.treedef)])
         return [_leaf_change_text(label + a.path, a, b) for a, b in zip(old.leaves, new.leaves) if _leaf_differs(a, b)]
     return [f"{label}: static/dynamic split changed"]
 

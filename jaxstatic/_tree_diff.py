@@ -15,8 +15,9 @@ from typing import Any
 import jax
 
 from ._dataclass import STATE
+from ._keys import safe_repr
 from ._keytext import diff
-from ._object_diff import object_diff
+from ._object_diff import object_diff, sides
 from ._static_values import StaticFields
 from ._tree_repr import callable_name
 
@@ -39,6 +40,13 @@ def structure_changes(label: str, old: Any, old_leaves: Any, new: Any, new_leave
     except Exception:  # a user-defined node may refuse placeholder leaves
         return []
     return object_diff(label, a, b)
+
+
+def structure_text(label: str, old: Any, new: Any) -> str:
+    """``s: pytree structure ...CustomNode(Odd[(2,)]... -> ...CustomNode(Odd[(3,)]...``: two structures that cannot be
+    walked, each cut around the first difference."""
+    before, after = sides(safe_repr(old, 2000), safe_repr(new, 2000), 120)
+    return f"{label}: pytree structure {before} -> {after}"
 
 
 class _Leaf:
@@ -104,4 +112,4 @@ def _child_labels(label: str, treedef: Any) -> list[str]:
         return [f"{label}[{i}]" for i in range(n)]
 
 
-__all__ = ["structure_changes", "treedef_changes"]
+__all__ = ["structure_changes", "structure_text", "treedef_changes"]

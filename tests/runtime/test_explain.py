@@ -551,3 +551,21 @@ class Unreadable:
 def test_an_object_whose_fields_cannot_be_read_is_said_whole() -> None:
     assert object_diff("cfg", Unreadable(1), Unreadable(2)) == [
         "cfg: <Unreadable object> -> <Unreadable object> (another object, not equal to the first)"]
+
+
+class Picky:
+    """A pytree node whose unflatten accepts arrays only, so its structure cannot be rebuilt to be walked."""
+
+    def __init__(self, x: Any, tag: str) -> None:
+        if not isinstance(x, jax.Array | jax.core.Tracer):
+            raise TypeError("arrays only")
+        self.x, self.tag = x, tag
+
+
+jax.tree_util.register_pytree_node(Picky, lambda p: ((p.x,), p.tag), lambda tag, kids: Picky(kids[0], tag))
+
+
+def test_a_structure_that_cannot_be_rebuilt_is_shown_cut_around_its_difference() -> None:
+    tag = "t" * 200
+    assert _changes("s", Picky(jnp.ones(1), tag + "a"), Picky(jnp.ones(1), tag + "b"), static=False) == (
+        f"s: pytree structure ...{'t' * 20}a], [*])) -> ...{'t' * 20}b], [*]))",)
