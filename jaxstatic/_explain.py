@@ -7,7 +7,8 @@ by comparing its signature with the most similar earlier one, parameter by param
 parameter that changed.
 
 Explaining never breaks a call and its cost is bounded: choosing the most similar trace costs one equality test per
-parameter and earlier trace, whatever the number of retraces; only the chosen one is put in words (``_keytext``).
+parameter and earlier trace, whatever the number of retraces; only the chosen one is put in words (``_keytext``,
+and inside objects and pytree nodes ``_object_diff``).
 Anything that fails while explaining (a user ``__eq__`` or ``__repr__`` that raises) gives a plainer explanation.
 """
 
@@ -22,7 +23,6 @@ import jax
 
 from . import _compat
 from ._freeze import shaped
-from ._keys import safe_repr
 
 # _keytext and _tree_diff (which reads jaxstatic dataclasses) put a retrace in words: loaded by the first
 # explanation, not with jaxstatic (~15 ms of import time).
@@ -144,7 +144,8 @@ def _diff_param(label: str, old: DynamicSig | StaticSig, new: DynamicSig | Stati
             from . import _tree_diff
 
             return (_tree_diff.treedef_changes(label, old.treedef, new.treedef)
-                    or [f"{label}: pytree structure {safe_repr(old.treedef, 120)} -> {safe_repr(new.treedef, 120)}"])
+                    or _tree_diff.structure_changes(label, old.treedef, old.leaves, new.treedef, new.leaves)
+                    or [_tree_diff.structure_text(label, old.treedef, new.treedef)])
         return [_leaf_change_text(label + a.path, a, b) for a, b in zip(old.leaves, new.leaves) if _leaf_differs(a, b)]
     return [f"{label}: static/dynamic split changed"]
 

@@ -8,9 +8,6 @@ raises: a user ``__repr__`` or ``__eq__`` that fails gives a plainer text.
 
 from __future__ import annotations
 
-import functools
-import os
-import types
 from collections.abc import Callable, Iterator
 from itertools import chain, compress, islice
 from operator import is_not, ne
@@ -35,9 +32,11 @@ from ._keys import (
     thaw_leaf,
     unpacked,
 )
+from ._object_diff import object_diff, sides
 
 _LIMIT = 60  # characters of one rendered value
 _MAX_CHANGES = 5  # lines about one value before "and N more changes"
+_WIDE = 1000  # characters of a value rendered to find where two differ
 
 
 def describe(key: Any, limit: int = _LIMIT) -> str:
@@ -187,13 +186,14 @@ def _diff_items(label: str, a: tuple[Any, ...], i: int, b: tuple[Any, ...], j: i
             if a[i + 2] == b[j + 2]:
                 (ta, va), (tb, vb) = parts_a, parts_b
                 changed = _changed(ta, va, tb, vb)
-                _report(label, (_leaf_change(f"{label}[{k}]", ta[k], va[k], tb[k], vb[k]) for k in changed),
-                        len(changed), out)
+                names = _field_names(a[i + 3], a[i + 2]) or range(a[i + 2])
+                _report(label, _flat(_leaf_changes(_child(label, names[k]), ta[k], va[k], tb[k], vb[k])
+                                     for k in changed), len(changed), out)
                 return
     if node_a and node_b:
         (a, i), (b, j) = (unpacked(a, i), 0), (unpacked(b, j), 0)
     if not node_a and not node_b:
-        out.append(_leaf_change(label, a[i], a[i + 1], b[j], b[j + 1]))
+        out.extend(_leaf_changes(label, a[i], a[i + 1], b[j], b[j + 1]))
         return
     if node_a and node_b and a[i] is b[j] and a[i + 3] is b[j + 3] and a[i + 4] == b[j + 4]:
         if a[i] is MAP:
@@ -206,9 +206,11 @@ def _diff_items(label: str, a: tuple[Any, ...], i: int, b: tuple[Any, ...], j: i
 
 
 def _whole_change(label: str, a: tuple[Any, ...], i: int, b: tuple[Any, ...], j: int) -> str:
-    old, new = _render(a, i, _LIMIT), _render(b, j, _LIMIT)
+    wide_a, wide_b = _render(a, i, _WIDE), _render(b, j, _WIDE)
+    # cut around the first difference, not before it; from the start when none shows in the first _WIDE characters
+    old, new = sides(wide_a, wide_b, _LIMIT) if wide_a != wide_b else (_render(a, i, _LIMIT), _render(b, j, _LIMIT))
     ta, tb = (t[k + 3] if type(t[k]) is Kind else t[k] for t, k in ((a, i), (b, j)))
-    if old == new or (old.endswith("...") and new.endswith("...")):
+    if wide_a == wide_b or (old.endswith("...") and new.endswith("...")):
         if ta is not tb:
             return f"{label}: {old} ({_type_label(ta)}) -> {new} ({_type_label(tb)})"
         if type(a[i]) is Kind and a[i + 2] != b[j + 2]:
@@ -216,47 +218,37 @@ def _whole_change(label: str, a: tuple[Any, ...], i: int, b: tuple[Any, ...], j:
     return f"{label}: {old} -> {new}"
 
 
-def _leaf_change(label: str, ta: type, va: Any, tb: type, vb: Any) -> str:
-    old, new = safe_repr(thaw_leaf(ta, va)), safe_repr(thaw_leaf(tb, vb))
-    if ta is not tb:
-        return f"{label}: {old} ({_type_label(ta)}) -> {new} ({_type_label(tb)})"
-    fresh = _fresh_object(va, vb)
-    if fresh:
-        return f"{label}: {fresh}"
-    if old != new:
-        return f"{label}: {old} -> {new}"
-    if type(va) is bytes and ta is not bytes:
-        return f"{label}: {old} -> {new} (bits 0x{va.hex()} -> 0x{vb.hex()})"
-    return f"{label}: {old} -> {new} (another object, not equal to the first)"
-
-
-def _fresh_object(a: Any, b: Any) -> str | None:
-    """Two function objects made from the same code: the caller builds a new one (a lambda, a closure, a partial)
-    on every call, and each is a new static value."""
-    if type(a) is functools.partial:
-        if _fresh_object(a.func, b.func) or a.func is b.func:
-            return "a new functools.partial object on each call; define it once"
-        return None
-    if type(a) is not types.FunctionType or a.__code__ is not getattr(b, "__code__", None):
-        return None
-    code = a.__code__
-    return (f"a new function object on each call ({a.__qualname__}, {os.path.basename(code.co_filename)}:"
-            f"{code.co_firstlineno}); define it once")
+def _leaf_changes(label: str, ta: type, va: Any, tb: type, vb: Any) -> list[str]:
+    """Where two leaves differ: field by field for objects that have parts (``_object_diff``), by bits for numbers
+    that print alike."""
+    if ta is tb and type(va) is bytes and ta is not bytes:  # a float, complex or numpy scalar keyed by its bits
+        old, new = safe_repr(thaw_leaf(ta, va)), safe_repr(thaw_leaf(tb, vb))
+        if old == new:
+            return [f"{label}: {old} -> {new} (bits 0x{va.hex()} -> 0x{vb.hex()})"]
+    return object_diff(label, thaw_leaf(ta, va), thaw_leaf(tb, vb))
 
 
 def _diff_seq(label: str, a: tuple[Any, ...], i: int, b: tuple[Any, ...], j: int, out: list[str]) -> None:
     kind, t, extra, n = a[i], a[i + 3], a[i + 4], a[i + 2]
     names: Any = (extra if kind is REC else (".start", ".stop", ".step") if kind is SLICE
-             else getattr(t, "_fields", None))
+             else _field_names(t, n) or range(n))
 
     def child_label(k: int) -> str:
         if k >= n:
             return f"{label}.__dict__"
-        if kind is REC:
-            return f"{label}.{names[k]}"
-        return f"{label}{names[k]}" if kind is SLICE else f"{label}[{k}]"
+        return f"{label}{names[k]}" if kind is SLICE else _child(label, names[k])
 
     _diff_children(child_label, _children(a, i), a, _children(b, j), b, out, label)
+
+
+def _field_names(t: type, n: int) -> tuple[str, ...] | None:
+    """A named tuple's field names (``opt.init``, ``cfg.depth``), when it has one per entry."""
+    fields = getattr(t, "_fields", None)
+    return fields if isinstance(fields, tuple) and len(fields) == n else None
+
+
+def _child(label: str, name: str | int) -> str:
+    return f"{label}[{name}]" if type(name) is int else f"{label}.{name}"
 
 
 def _diff_children(child_label: Callable[[int], str], pa: list[int], a: tuple[Any, ...], pb: list[int],
@@ -323,8 +315,8 @@ def _diff_leaf_map(label: str, a: tuple[Any, ...], b: tuple[Any, ...], out: list
     (kta, ka, vta, va), (ktb, kb, vtb, vb) = a, b
     if ka == kb and kta == ktb:
         same_keys = _changed(vta, va, vtb, vb)
-        _report(label, (_leaf_change(f"{label}[{safe_repr(ka[p])}]", vta[p], va[p], vtb[p], vb[p])
-                        for p in same_keys), len(same_keys), out)
+        _report(label, _flat(_leaf_changes(f"{label}[{safe_repr(ka[p])}]", vta[p], va[p], vtb[p], vb[p])
+                             for p in same_keys), len(same_keys), out)
         return
     pos_a, pos_b = dict(zip(ka, range(len(ka)))), dict(zip(kb, range(len(kb))))
     kept_a = list(compress(range(len(ka)), map(pos_b.__contains__, ka)))  # entries of a whose key b has, in C
@@ -340,10 +332,14 @@ def _diff_leaf_map(label: str, a: tuple[Any, ...], b: tuple[Any, ...], out: list
         old, new = ([safe_repr(k, 20) for k in keys[:6]] for keys in (ka, kb))
         out.append(f"{label}: key order {_listed(old, len(ka))} -> {_listed(new, len(kb))}")
         return
-    lines = chain((_leaf_change(f"{label}[{safe_repr(ka[p])}]", vta[p], va[p], vtb[q], vb[q]) for p, q in changed),
+    lines = chain(_flat(_leaf_changes(f"{label}[{safe_repr(ka[p])}]", vta[p], va[p], vtb[q], vb[q])
+                        for p, q in changed),
                   (f"{label}[{safe_repr(ka[p])}]: removed" for p in removed),
                   (f"{label}[{safe_repr(kb[q])}]: added ({safe_repr(vb[q])})" for q in added))
     _report(label, lines, len(changed) + len(removed) + len(added), out)
+
+
+_flat = chain.from_iterable
 
 
 def _picked(part: tuple[Any, ...], positions: list[int]) -> tuple[Any, ...]:

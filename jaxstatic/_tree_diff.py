@@ -1,7 +1,10 @@
 """Naming what changed between two tree structures, for retrace explanations: ``self.activation: relu -> tanh``.
 
 A ``jaxstatic.dataclass`` keeps its static fields in its treedef, so a changed static field shows up as a changed
-structure. Walking both treedefs side by side names it field by field; runs only when a retrace is explained.
+structure. Walking both treedefs side by side names it field by field. Any other structure (a flax ``struct`` or
+``jax_dataclasses`` static field, a ``register_dataclass`` meta field, an optax transformation inside a
+``TrainState``, a dict that gained a key) is rebuilt with its leaves' types in place of the arrays and the two are
+walked as objects (``_object_diff``). Runs only when a retrace is explained.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ from typing import Any
 import jax
 
 from ._dataclass import STATE
+from ._keys import safe_repr
 from ._keytext import diff
+from ._object_diff import object_diff, sides
 from ._static_values import StaticFields
 from ._tree_repr import callable_name
 
@@ -22,6 +27,44 @@ def treedef_changes(label: str, old: Any, new: Any) -> list[str]:
     dataclasses; empty when anything else differs (the caller then shows both structures)."""
     out: list[str] = []
     return out if _walk(label, old, new, out) and out else []
+
+
+def structure_changes(label: str, old: Any, old_leaves: Any, new: Any, new_leaves: Any) -> list[str]:
+    """``["state.tx.update: a new function object on each call (...)"]``, ``["s['b']: added (float32[1])"]``: where
+    two structures differ, found by rebuilding each with its leaves' types in place of the arrays and walking both
+    (``_object_diff``): field by field for dataclasses (flax, jax_dataclasses, Equinox, ``register_dataclass``),
+    by key path for any other node, metadata included. Empty when a structure cannot be rebuilt that way."""
+    try:
+        a = old.unflatten([_Leaf(leaf.aval) for leaf in old_leaves])
+        b = new.unflatten([_Leaf(leaf.aval) for leaf in new_leaves])
+    except Exception:  # a user-defined node may refuse placeholder leaves
+        return []
+    return object_diff(label, a, b)
+
+
+def structure_text(label: str, old: Any, new: Any) -> str:
+    """``s: pytree structure ...CustomNode(Odd[(2,)]... -> ...CustomNode(Odd[(3,)]...``: two structures that cannot be
+    walked, each cut around the first difference."""
+    before, after = sides(safe_repr(old, 2000), safe_repr(new, 2000), 120)
+    return f"{label}: pytree structure {before} -> {after}"
+
+
+class _Leaf:
+    """A dynamic leaf as compiling sees it (``float32[3]``), standing in for the array it was."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: str) -> None:
+        self.aval = aval
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Leaf and other.aval == self.aval
+
+    def __hash__(self) -> int:
+        return hash(self.aval)
+
+    def __repr__(self) -> str:
+        return self.aval
 
 
 def _walk(label: str, old: Any, new: Any, out: list[str]) -> bool:
@@ -69,4 +112,4 @@ def _child_labels(label: str, treedef: Any) -> list[str]:
         return [f"{label}[{i}]" for i in range(n)]
 
 
-__all__ = ["treedef_changes"]
+__all__ = ["structure_changes", "structure_text", "treedef_changes"]

@@ -55,6 +55,28 @@ def test_within():
     assert "During handling" not in result.stdout.str()
 
 
+def test_a_budget_failure_names_the_field_that_changed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(STEP + """
+from typing import NamedTuple
+
+class Config(NamedTuple):
+    depth: int
+    width: int
+
+@js.jit
+def deep(x, cfg: Static[Config]):
+    return x * cfg.depth
+
+@pytest.mark.max_traces(1)
+def test_over():
+    deep(jnp.ones(3), Config(2, 4))
+    deep(jnp.ones(3), Config(3, 4))
+""")
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["  2. jit(deep): trace #2, because cfg.depth: 2 -> 3"])
+
+
 def test_the_marker_can_name_the_functions_it_counts(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(STEP + """
 @pytest.mark.max_traces(0, step)

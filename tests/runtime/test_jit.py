@@ -294,7 +294,7 @@ def test_pytree_and_weak_type_changes_are_explained() -> None:
     f({"w": 2.0})
     changes = [r.changes for r in f.retraces]
     assert changes[0] == ("params['w']: float32[2] -> float32[3]",)
-    assert changes[1][0].startswith("params: pytree structure")
+    assert changes[1] == ("params['b']: added (float32[] (weak type))",)
     assert changes[2] == ("params['w']: float32[3] -> float32[] (weak type)",)
 
 
