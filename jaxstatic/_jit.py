@@ -131,7 +131,7 @@ class JitFunction(StaticFunction[_P, _R]):
             _options.check_not_static(self._name, [f"{varargs[0]}[{k}]"], frozenset([f"{varargs[0]}[{k}]"]),
                                       "donate_argnums")
         self._by_name = _options.per_parameter(self._name, layout.signature, self._in_shardings, "in_shardings",
-                                               layout.static)
+                                               layout.static, into_varargs=True)
 
     def _takes_lane(self) -> bool:
         # Options of jax.jit's besides the static ones would need re-indexing onto the lane's program: not taken.
@@ -154,7 +154,7 @@ class JitFunction(StaticFunction[_P, _R]):
             # **kwargs entries donated by name: the program takes them by keyword, as jax.jit donates them
             options["donate_argnames"] = tuple(sorted(self._params().donate_keywords))
         if self._by_name is not None:
-            options["in_shardings"] = tuple(self._by_name.get(name) for name in program_args)
+            options["in_shardings"] = self._in_shardings_of(plan)
         elif self._in_shardings is not None:
             options["in_shardings"] = self._in_shardings
         if not self._deprecated:
@@ -172,6 +172,20 @@ class JitFunction(StaticFunction[_P, _R]):
         names = [*program_args, *[program_args[-1]] * len(self._params().donate_extras)]
         return _donate.recording(program, self._name, [(i, names[min(i, len(names) - 1)]) for i in donate],
                                  self._own_values["strict_donation"])
+
+    def _in_shardings_of(self, plan: Plan) -> tuple[Any, ...]:
+        """``in_shardings`` by parameter, one entry per argument of the program of this call shape: the named
+        values', then one per ``*args`` extra (those a tuple gave past the named parameters, in order, as ``jax.jit``
+        gives entry i to positional argument i; ``jax.jit`` refuses a call with other extras than entries)."""
+        assert self._by_name is not None
+        entries: list[Any] = []
+        for name, src in plan.dynamics:
+            if src.kind == "varpos":
+                extras = self._by_name.get(name)
+                entries += extras if extras is not None else [None] * (plan.nargs - src.index - len(src.skip))
+            elif src.kind != "varkw":
+                entries.append(self._by_name.get(name))
+        return tuple(entries)
 
     # -- ahead of time, and jax.jit's other entry points -----------------------------------------------------
 
