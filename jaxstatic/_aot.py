@@ -135,7 +135,7 @@ class Compilation:
     key_for: KeyFor
 
 
-class Lowered(_LaidOut, jax.stages.Lowered, Generic[_P, _R_co]):  # type: ignore[misc]  # args_info: see _LaidOut
+class Lowered(_LaidOut, jax.stages.Lowered, Generic[_P, _R_co]):
     """JAX's ``Lowered`` (an instance of ``jax.stages.Lowered``) for one set of static values; ``compile()`` keeps
     the function's signature (``Lowered[[jax.Array, int], jax.Array]`` for a function of those parameters)."""
 
@@ -148,7 +148,7 @@ class Lowered(_LaidOut, jax.stages.Lowered, Generic[_P, _R_co]):  # type: ignore
         """The same program, whose compiled form takes ``leading`` (a method's ``self``) as given already."""
         return Lowered(self._compilation, self._lowered, (*self._bound, *leading))
 
-    def compile(self, *args: Any, **kwargs: Any) -> Compiled[_P, _R_co]:  # type: ignore[override]  # JAX's options
+    def compile(self, *args: Any, **kwargs: Any) -> Compiled[_P, _R_co]:
         """JAX's ``compile`` (its options pass through), returning a ``Compiled`` called like the function."""
         return Compiled(self._compilation, self._lowered.compile(*args, **kwargs), self._bound)
 
@@ -163,7 +163,7 @@ class Lowered(_LaidOut, jax.stages.Lowered, Generic[_P, _R_co]):  # type: ignore
         return str(text)
 
 
-class Compiled(_LaidOut, jax.stages.Compiled, Generic[_P, _R_co]):  # type: ignore[misc]  # args_info: see _LaidOut
+class Compiled(_LaidOut, jax.stages.Compiled, Generic[_P, _R_co]):
     """A compiled program (an instance of ``jax.stages.Compiled``) called with the original function's arguments,
     static ones included; static values other than those it was compiled for raise ``StaticMismatchError``."""
 

@@ -203,7 +203,7 @@ class JitFunction(StaticFunction[_P, _R]):
         from ._aot import ArgsLaidOut  # ahead of time alone loads it
 
         plan, _, traced = self._core._with_program("trace", args, kwargs)
-        return ArgsLaidOut(traced, plan)  # type: ignore[return-value]  # JAX's Traced, but for args_info
+        return ArgsLaidOut(traced, plan)  # JAX's Traced, laid out as the call was
 
     def eval_shape(self, *args: _P.args, **kwargs: _P.kwargs) -> Any:
         """The shapes and dtypes of the result for these arguments, without running anything."""
@@ -272,7 +272,8 @@ def jit(fn: Callable[_P, _R] | None = None, /, **options: Any) -> Any:
     and checked now: ``static_argnums``/``static_argnames`` add to the annotations (a position past the named
     parameters is that ``*args`` extra, a name of no parameter that ``**kwargs`` entry, as in ``jax.jit``);
     ``donate_argnums``/``donate_argnames`` name dynamic parameters; ``in_shardings`` is one sharding, a tuple over the non-static
-    positional parameters (as in ``jax.jit``), or a dict by parameter name.
+    positional parameters (as in ``jax.jit``; entries past them go to the ``*args`` extras), or a dict by parameter
+    name.
 
     ``max_traces`` (``None`` or an int >= 0) raises ``RetraceError`` instead of tracing past that many times;
     ``cache_size`` bounds the programs kept (least recently used evicted; default 8192, ``jax.jit``'s own bound).

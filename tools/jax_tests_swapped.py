@@ -56,7 +56,7 @@ class _Swap(ast.NodeTransformer):
         return node
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST | list[ast.AST]:
-        if not (node.module or "").split(".")[0] == "jax":
+        if (node.module or "").split(".")[0] != "jax":
             return node
         jits = [a for a in node.names if a.name == "jit"]
         if not jits:
