@@ -70,26 +70,30 @@ def _keywords(a: jax.Array, n: Static[float], c: jax.Array, b: jax.Array, *, z: 
 
 @pytest.mark.parametrize("n", [2, 2.0], ids=["int static (the lane)", "float static"])
 def test_export_records_keyword_arguments_as_jax_jit_does(n: float) -> None:
+    export = pytest.importorskip("jax.export")  # before JAX 0.4.39, a module that needs absl
     x = jnp.arange(3.0)
     dynamic = {"c": x, "b": x + 1, "z": x + 2}  # positional-or-keyword and keyword-only, not in sorted order
-    ref = jax.export.export(jax.jit(_keywords, static_argnames="n"))(x, n=n, **dynamic)
-    exp = jax.export.export(js.jit(_keywords))(x, n=n, **dynamic)
+    ref = export.export(jax.jit(_keywords, static_argnames="n"))(x, n=n, **dynamic)
+    exp = export.export(js.jit(_keywords))(x, n=n, **dynamic)
     assert exp.in_tree == ref.in_tree == jax.tree.structure(((x,), dynamic))
     assert exp.call(x, **dynamic).tolist() == ref.call(x, **dynamic).tolist() == [16.0, 30.0, 44.0]
     traced = js.jit(_keywords).trace(x, n=n, **dynamic)
-    assert traced.in_tree == ref.in_tree and traced(x, **dynamic).tolist() == [16.0, 30.0, 44.0]
+    assert traced.in_tree == ref.in_tree
+    if "__call__" in vars(jax.stages.Traced):  # a Traced runs its jaxpr from JAX 0.5
+        assert traced(x, **dynamic).tolist() == [16.0, 30.0, 44.0]
     compiled = traced.lower().compile()  # JAX's own, called as jax.jit's is: dynamic arguments alone
     assert compiled(x, **dynamic).tolist() == [16.0, 30.0, 44.0]
 
 
 def test_an_export_of_js_jit_serializes_as_one_of_jax_jit() -> None:
+    export = pytest.importorskip("jax.export")  # before JAX 0.4.39, a module that needs absl
     pytest.importorskip("flatbuffers")  # jax.export's serialization needs it
     x = jnp.arange(3.0)
-    exp = jax.export.export(js.jit(_keywords))(x, n=2.0, c=x, b=x, z=x)
-    ref = jax.export.export(jax.jit(_keywords, static_argnames="n"))(x, n=2.0, c=x, b=x, z=x)
-    back = jax.export.deserialize(exp.serialize())
+    exp = export.export(js.jit(_keywords))(x, n=2.0, c=x, b=x, z=x)
+    ref = export.export(jax.jit(_keywords, static_argnames="n"))(x, n=2.0, c=x, b=x, z=x)
+    back = export.deserialize(exp.serialize())
     assert back.in_tree == ref.in_tree and back.in_avals == ref.in_avals
-    assert back.call(x, c=x, b=x, z=x).tolist() == jax.export.deserialize(ref.serialize()).call(
+    assert back.call(x, c=x, b=x, z=x).tolist() == export.deserialize(ref.serialize()).call(
         x, c=x, b=x, z=x).tolist() == [0.0, 14.0, 28.0]
 
 
@@ -98,9 +102,10 @@ def _star(a: jax.Array, *xs: jax.Array, c: jax.Array) -> jax.Array:
 
 
 def test_keyword_only_after_args_extras_keeps_the_programs_layout() -> None:
+    export = pytest.importorskip("jax.export")  # before JAX 0.4.39, a module that needs absl
     # The program takes c before the extras, jax.jit's tree puts it after: the tree stays the program's, (a, c,
     # *xs), so that the flat arguments and the tree agree (documented on the jit guide).
     x = jnp.arange(3.0)
-    exp = jax.export.export(js.jit(_star))(x, x, c=x)
+    exp = export.export(js.jit(_star))(x, x, c=x)
     assert exp.in_tree == jax.tree.structure(((x, x, x), {}))
     assert exp.call(x, 10 * x, 100 * x).tolist() == [0.0, 151.0, 302.0]  # a=x, c=10x, xs=(100x,)

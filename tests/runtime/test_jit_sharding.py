@@ -177,10 +177,11 @@ def test_a_tuple_of_in_shardings_gives_args_extras_their_entries_as_jax_jit_does
 
 
 def test_an_exported_call_jitted_with_in_shardings_over_its_args() -> None:
+    export = pytest.importorskip("jax.export")  # before JAX 0.4.39, a module that needs absl
     mesh = _mesh((8,), ("x",))
     rows = NamedSharding(mesh, P("x"))
     x = jnp.arange(16.0)
-    exported = jax.export.export(jax.jit(_add, in_shardings=(rows,)))(x)
+    exported = export.export(jax.jit(_add, in_shardings=(rows,)))(x)
     again = js.jit(exported.call, in_shardings=(rows,))
     assert again(x).tolist() == x.tolist() and again(x).sharding == rows
 
@@ -192,5 +193,5 @@ def test_eval_shape_keeps_out_shardings_through_the_jitted_function_not_through_
     rows = NamedSharding(mesh, P("x"))
     x = jnp.arange(16.0)
     ours, ref = js.jit(_add, out_shardings=rows), jax.jit(_add, out_shardings=rows)
-    assert ours.eval_shape(x).sharding == ref.eval_shape(x).sharding == jax.eval_shape(ref, x).sharding == rows
-    assert jax.eval_shape(ours, x).sharding is None
+    assert ours.eval_shape(x).sharding == ref.eval_shape(x).sharding == rows
+    assert jax.eval_shape(ours, x).sharding is None  # jax.eval_shape(ref, x) has it from JAX 0.5
