@@ -11,7 +11,8 @@ It needs no network: give it a directory of JAX test files from the tag of the i
     python tools/jax_tests_swapped.py --tests /tmp/jax-src/tests export_test.py layout_test.py
 
 ``--platform tpu`` (or ``gpu``) runs on that accelerator instead of 8 CPU devices. JAX's tests need pytest,
-``absl-py`` and ``hypothesis`` (jaxstatic's ``dev`` extra has them).
+``absl-py`` and ``hypothesis``, and ``export_test.py``'s serialization tests ``flatbuffers`` (they skip without it);
+jaxstatic's ``dev`` extra has them all. Exit status 1 when a test fails only swapped.
 """
 
 from __future__ import annotations
