@@ -109,3 +109,18 @@ def test_keyword_only_after_args_extras_keeps_the_programs_layout() -> None:
     exp = export.export(js.jit(_star))(x, x, c=x)
     assert exp.in_tree == jax.tree.structure(((x, x, x), {}))
     assert exp.call(x, 10 * x, 100 * x).tolist() == [0.0, 151.0, 302.0]  # a=x, c=10x, xs=(100x,)
+
+
+def _entries(a: jax.Array, *, b: jax.Array, **kw: jax.Array) -> jax.Array:
+    return a + 2 * b + 3 * kw["c"] + 4 * kw.get("a0", jnp.zeros(()))
+
+
+def test_keywords_beside_kwargs_entries_are_laid_out_as_jax_jit_where_their_order_allows() -> None:
+    export = pytest.importorskip("jax.export")  # before JAX 0.4.39, a module that needs absl
+    x = jnp.arange(3.0)
+    ours = export.export(js.jit(_entries))(x, b=x, c=x)  # b sorts before c: jax.jit's tree
+    assert ours.in_tree == export.export(jax.jit(_entries))(x, b=x, c=x).in_tree
+    # a0 sorts before b, which the program takes by position: the program's tree (documented on the jit guide)
+    ours = export.export(js.jit(_entries))(x, b=x, a0=x, c=x)
+    assert ours.in_tree == jax.tree.structure(((x, x), {"a0": x, "c": x}))
+    assert ours.call(x, 10 * x, a0=x, c=x).tolist() == [0.0, 28.0, 56.0]  # b=10x
