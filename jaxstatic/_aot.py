@@ -6,6 +6,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+import jax
+import jax.stages
 from typing_extensions import ParamSpec
 
 from . import _explain
@@ -60,19 +62,65 @@ def call_layout(plan: Plan, info: tuple[tuple[Any, ...], dict[str, Any]]) -> tup
     return tuple(entry for _, entry in sorted(by_position, key=lambda item: item[0])), dict(sorted(by_name.items()))
 
 
-class ArgsLaidOut:
-    """JAX's ``Traced`` of a program, whose ``args_info`` is laid out as the user's call was (``call_layout``);
-    everything else is JAX's own."""
+def same_order(info: Any, laid: Any) -> bool:
+    """Whether ``laid`` (``call_layout``'s) flattens to the very entries of ``info`` in the same order: then the
+    program's flat arguments are the user's call flattened, and its tree may be the user's (``jax.jit``'s), which
+    ``jax.export`` records and ``Exported.call`` checks."""
+    return list(map(id, jax.tree_util.tree_leaves(info))) == list(map(id, jax.tree_util.tree_leaves(laid)))
 
-    def __init__(self, traced: Any, plan: Plan) -> None:
-        self._traced, self._plan = traced, plan
+
+def adopt(stage: Any, of: Any, *, skip: frozenset[str] = frozenset()) -> None:
+    """Give ``stage`` (a subclass of one of ``jax.stages``' classes) the state of JAX's own ``of``, slots and
+    attributes, so that JAX's methods work on it as on ``of``: an ``isinstance`` of ``jax.stages`` whatever JAX's
+    version keeps there."""
+    for cls in type(of).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in skip and not name.startswith("__") and hasattr(of, name):
+                object.__setattr__(stage, name, getattr(of, name))
+    stage.__dict__.update({k: v for k, v in getattr(of, "__dict__", {}).items() if k not in skip})
+
+
+class _LaidOut:
+    """What the stages share: ``args_info`` laid out as the user's call was (``call_layout``), and ``in_tree`` the
+    tree of that layout where the program's flat arguments follow it (as ``jax.jit``'s), the program's otherwise."""
+
+    _plan: Plan
+    _jax_stage: Any
 
     @property
-    def args_info(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return call_layout(self._plan, self._traced.args_info)
+    def args_info(self) -> Any:
+        return call_layout(self._plan, self._jax_stage.args_info)
+
+    @property
+    def in_tree(self) -> PyTreeDef:
+        info = self._jax_stage.args_info
+        laid = call_layout(self._plan, info)
+        return jax.tree_util.tree_structure(laid if same_order(info, laid) else info)
+
+
+_LAID_OUT = frozenset({"args_info", "in_tree"})  # laid out by _LaidOut, never JAX's program's
+
+
+class ArgsLaidOut(_LaidOut, jax.stages.Traced):
+    """JAX's ``Traced`` of a program (an instance of ``jax.stages.Traced``), whose ``args_info`` and ``in_tree`` are
+    laid out as the user's call was; its ``lower()`` gives JAX's ``Lowered`` laid out so too, so that ``jax.export``
+    records keyword arguments as keywords, as it does for ``jax.jit``."""
+
+    def __init__(self, traced: Any, plan: Plan) -> None:
+        adopt(self, traced, skip=_LAID_OUT)
+        self._jax_stage, self._plan = traced, plan
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        lowered = self._jax_stage.lower(*args, **kwargs)
+        info = lowered.args_info
+        laid = call_layout(self._plan, info)
+        if same_order(info, laid):
+            lowered.args_info = laid  # JAX's own Lowered, with the tree of jax.jit's for the same call
+        return lowered
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._traced, name)
+        return getattr(self._jax_stage, name)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,12 +135,14 @@ class Compilation:
     key_for: KeyFor
 
 
-class Lowered(Generic[_P, _R_co]):
-    """JAX's ``Lowered`` for one set of static values; ``compile()`` keeps the function's signature
-    (``Lowered[[jax.Array, int], jax.Array]`` for a function of those parameters)."""
+class Lowered(_LaidOut, jax.stages.Lowered, Generic[_P, _R_co]):
+    """JAX's ``Lowered`` (an instance of ``jax.stages.Lowered``) for one set of static values; ``compile()`` keeps
+    the function's signature (``Lowered[[jax.Array, int], jax.Array]`` for a function of those parameters)."""
 
     def __init__(self, compilation: Compilation, lowered: Any, bound: tuple[Any, ...] = ()) -> None:
+        adopt(self, lowered, skip=_LAID_OUT)
         self._compilation, self._lowered, self._bound = compilation, lowered, bound
+        self._jax_stage, self._plan = lowered, compilation.plan
 
     def bind(self, *leading: Any) -> Lowered[..., _R_co]:
         """The same program, whose compiled form takes ``leading`` (a method's ``self``) as given already."""
@@ -102,29 +152,9 @@ class Lowered(Generic[_P, _R_co]):
         """JAX's ``compile`` (its options pass through), returning a ``Compiled`` called like the function."""
         return Compiled(self._compilation, self._lowered.compile(*args, **kwargs), self._bound)
 
-    if TYPE_CHECKING:  # JAX's own attributes, typed as JAX types them, so that a misspelt one is reported
-        @property
-        def in_avals(self) -> Any: ...
-        @property
-        def out_info(self) -> Any: ...
-        @property
-        def in_tree(self) -> PyTreeDef: ...
-        @property
-        def out_tree(self) -> PyTreeDef: ...
-        @property
-        def donate_argnums(self) -> tuple[int, ...]: ...
-        def compiler_ir(self, dialect: str | None = None) -> Any | None: ...
-        def cost_analysis(self) -> Any | None: ...
-    else:  # the rest is JAX's: in_avals, out_info, compiler_ir, cost_analysis, ... (of the program's arguments, the
-        # static ones left out)
+    if not TYPE_CHECKING:  # what JAX's version adds beyond its slots: JAX's (of the program's arguments)
         def __getattr__(self, name: str) -> Any:
             return getattr(self._lowered, name)
-
-    @property
-    def args_info(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """JAX's ``args_info`` (each dynamic argument's shape, dtype and donation) laid out as the call was, as
-        ``jax.jit``'s: the positional arguments in a tuple, those given by keyword in a dict; static ones left out."""
-        return call_layout(self._compilation.plan, self._lowered.args_info)
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         """JAX's ``as_text``: the lowered program's text (StableHLO by default)."""
@@ -133,12 +163,14 @@ class Lowered(Generic[_P, _R_co]):
         return str(text)
 
 
-class Compiled(Generic[_P, _R_co]):
-    """A compiled program called with the original function's arguments, static ones included; static values other
-    than those it was compiled for raise ``StaticMismatchError``."""
+class Compiled(_LaidOut, jax.stages.Compiled, Generic[_P, _R_co]):
+    """A compiled program (an instance of ``jax.stages.Compiled``) called with the original function's arguments,
+    static ones included; static values other than those it was compiled for raise ``StaticMismatchError``."""
 
     def __init__(self, compilation: Compilation, compiled: Any, bound: tuple[Any, ...] = ()) -> None:
+        adopt(self, compiled, skip=_LAID_OUT)
         self._compilation, self._compiled, self._bound = compilation, compiled, bound
+        self._jax_stage, self._plan = compiled, compilation.plan
 
     def __call__(self, *given: _P.args, **kwargs: _P.kwargs) -> _R_co:
         c = self._compilation
@@ -150,31 +182,7 @@ class Compiled(Generic[_P, _R_co]):
         pos, kw = plan.dynamic_values(args, kwargs)
         return self._compiled(*pos, **kw)  # type: ignore[no-any-return]
 
-    if TYPE_CHECKING:  # JAX's own attributes, typed as JAX types them, so that a misspelt one is reported
-        @property
-        def in_avals(self) -> Any: ...
-        @property
-        def out_info(self) -> Any: ...
-        @property
-        def args_info(self) -> Any: ...
-        @property
-        def in_tree(self) -> PyTreeDef: ...
-        @property
-        def out_tree(self) -> PyTreeDef: ...
-        @property
-        def donate_argnums(self) -> tuple[int, ...]: ...
-        @property
-        def input_shardings(self) -> Any: ...
-        @property
-        def output_shardings(self) -> Any: ...
-        @property
-        def input_formats(self) -> Any: ...
-        @property
-        def output_formats(self) -> Any: ...
-        def cost_analysis(self) -> Any | None: ...
-        def memory_analysis(self) -> Any | None: ...
-        def runtime_executable(self) -> Any | None: ...
-    else:  # the rest is JAX's (of the program's arguments, the static ones left out)
+    if not TYPE_CHECKING:  # what JAX's version adds beyond its slots: JAX's (of the program's arguments)
         def __getattr__(self, name: str) -> Any:
             return getattr(self._compiled, name)
 

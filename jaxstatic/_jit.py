@@ -131,7 +131,7 @@ class JitFunction(StaticFunction[_P, _R]):
             _options.check_not_static(self._name, [f"{varargs[0]}[{k}]"], frozenset([f"{varargs[0]}[{k}]"]),
                                       "donate_argnums")
         self._by_name = _options.per_parameter(self._name, layout.signature, self._in_shardings, "in_shardings",
-                                               layout.static)
+                                               layout.static, into_varargs=True)
 
     def _takes_lane(self) -> bool:
         # Options of jax.jit's besides the static ones would need re-indexing onto the lane's program: not taken.
@@ -154,7 +154,7 @@ class JitFunction(StaticFunction[_P, _R]):
             # **kwargs entries donated by name: the program takes them by keyword, as jax.jit donates them
             options["donate_argnames"] = tuple(sorted(self._params().donate_keywords))
         if self._by_name is not None:
-            options["in_shardings"] = tuple(self._by_name.get(name) for name in program_args)
+            options["in_shardings"] = self._in_shardings_of(plan)
         elif self._in_shardings is not None:
             options["in_shardings"] = self._in_shardings
         if not self._deprecated:
@@ -173,6 +173,20 @@ class JitFunction(StaticFunction[_P, _R]):
         return _donate.recording(program, self._name, [(i, names[min(i, len(names) - 1)]) for i in donate],
                                  self._own_values["strict_donation"])
 
+    def _in_shardings_of(self, plan: Plan) -> tuple[Any, ...]:
+        """``in_shardings`` by parameter, one entry per argument of the program of this call shape: the named
+        values', then one per ``*args`` extra (those a tuple gave past the named parameters, in order, as ``jax.jit``
+        gives entry i to positional argument i; ``jax.jit`` refuses a call with other extras than entries)."""
+        assert self._by_name is not None
+        entries: list[Any] = []
+        for name, src in plan.dynamics:
+            if src.kind == "varpos":
+                extras = self._by_name.get(name)
+                entries += extras if extras is not None else [None] * (plan.nargs - src.index - len(src.skip))
+            elif src.kind != "varkw":
+                entries.append(self._by_name.get(name))
+        return tuple(entries)
+
     # -- ahead of time, and jax.jit's other entry points -----------------------------------------------------
 
     def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:
@@ -189,7 +203,7 @@ class JitFunction(StaticFunction[_P, _R]):
         from ._aot import ArgsLaidOut  # ahead of time alone loads it
 
         plan, _, traced = self._core._with_program("trace", args, kwargs)
-        return ArgsLaidOut(traced, plan)  # type: ignore[return-value]  # JAX's Traced, but for args_info
+        return ArgsLaidOut(traced, plan)  # JAX's Traced, laid out as the call was
 
     def eval_shape(self, *args: _P.args, **kwargs: _P.kwargs) -> Any:
         """The shapes and dtypes of the result for these arguments, without running anything."""
@@ -258,7 +272,8 @@ def jit(fn: Callable[_P, _R] | None = None, /, **options: Any) -> Any:
     and checked now: ``static_argnums``/``static_argnames`` add to the annotations (a position past the named
     parameters is that ``*args`` extra, a name of no parameter that ``**kwargs`` entry, as in ``jax.jit``);
     ``donate_argnums``/``donate_argnames`` name dynamic parameters; ``in_shardings`` is one sharding, a tuple over the non-static
-    positional parameters (as in ``jax.jit``), or a dict by parameter name.
+    positional parameters (as in ``jax.jit``; entries past them go to the ``*args`` extras), or a dict by parameter
+    name.
 
     ``max_traces`` (``None`` or an int >= 0) raises ``RetraceError`` instead of tracing past that many times;
     ``cache_size`` bounds the programs kept (least recently used evicted; default 8192, ``jax.jit``'s own bound).

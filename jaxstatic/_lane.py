@@ -206,8 +206,10 @@ class Lane:
 
     def serves_aot(self, plan: Plan, key: tuple[Any, ...]) -> bool:
         """Whether ahead-of-time objects for ``key`` come from the lane's program: when it serves the key and JAX's
-        compiled program takes every dynamic value by position, as ``_aot.Compiled`` passes them."""
-        return self.serves(plan, key) and not self.kwonly_dynamic
+        compiled program takes every dynamic value by position, as ``_aot.Compiled`` passes them, and the call gave
+        them so (the lane's program takes them in signature order, the plan's keywords come by name)."""
+        return (self.serves(plan, key) and not self.kwonly_dynamic
+                and all(src.kind == "arg" for _, src in plan.dynamics))
 
     def aot(self, method: str, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``lower``/``trace``/``eval_shape`` of the lane's program for this call, made canonical: a later call

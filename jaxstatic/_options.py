@@ -245,10 +245,12 @@ def check_not_static(function: str, names: Iterable[str], static: frozenset[str]
 
 
 def per_parameter(function: str, signature: inspect.Signature, value: Any, option: str, static: frozenset[str],
-                  *, over_all: bool = False) -> dict[str, Any] | None:
+                  *, over_all: bool = False, into_varargs: bool = False) -> dict[str, Any] | None:
     """A per-argument option given as a tuple over the non-static positional parameters (jax's meaning), with
     ``over_all`` also a tuple over all positional parameters (its entries at Static ones are ignored), or a dict by
-    parameter name; ``None`` when ``value`` is neither (one value for every argument)."""
+    parameter name; ``None`` when ``value`` is neither (one value for every argument). With ``into_varargs``, a
+    tuple's entries past the named parameters are those of the dynamic ``*args`` extras, in order (``jax.jit``'s
+    ``in_shardings`` gives entry i to positional argument i): a tuple under the name of ``*args``."""
     if isinstance(value, Mapping):
         check_argnames(function, signature, tuple(value), option)
         return dict(value)
@@ -256,13 +258,18 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
         return None
     names = positional(signature)
     dynamic = [n for n in names if n not in static]
+    varargs = next((p.name for p in signature.parameters.values() if p.kind is _Kind.VAR_POSITIONAL), None)
+    if into_varargs and varargs is not None and varargs not in static and len(value) >= len(dynamic):
+        return {**dict(zip(dynamic, value)), varargs: tuple(value[len(dynamic):])}
     if len(value) == len(dynamic):
         return dict(zip(dynamic, value))
     if over_all and len(value) == len(names):
         return dict(zip(names, value))
+    into = f", then one per *{varargs} extra" if into_varargs and varargs is not None and varargs not in static else ""
     raise option_error(option, function,
                        f"has {len(value)} entries, but {function} has {len(dynamic)} non-static positional "
-                       f"parameter(s) {dynamic}", f"Give one entry per parameter in {dynamic}, or a dict by name.")
+                       f"parameter(s) {dynamic}", f"Give one entry per parameter in {dynamic}{into}, or a dict by "
+                       "name.")
 
 
 __all__ = ["ANY_CALL", "CACHE_SIZE", "JAX_JIT_CACHE_SIZE", "MAX_TRACES", "OptionError", "Own", "ParamOptions",

@@ -158,8 +158,10 @@ class Plan:
                 _split_extras(layout, name, src, nargs, statics, dynamics)
             elif src is not None:
                 dynamics.append((name, src))
-        # variadic extras go last, so that the program's positional arguments are the named ones, then *args
-        dynamics.sort(key=lambda item: item[1].kind in ("varpos", "varkw"))
+        # variadic extras go last, so that the program's positional arguments are the named ones, then *args; those
+        # given by keyword follow those given by position, by name: the order JAX flattens a call's keywords in, so
+        # that the program's flat arguments are the call's as jax.jit flattens it (jax.export records that tree)
+        dynamics.sort(key=lambda item: _ORDER[item[1].kind] + ((item[0],) if item[1].kind == "kw" else ()))
         variant = tuple(n for n, _ in dynamics)
         # the static extras a call gives are part of its variant: g(x, n=1) and g(x, m=1) share no program
         given = tuple(f"static {n}" for n, _ in statics if n not in layout.signature.parameters)
@@ -184,6 +186,7 @@ class Plan:
 
 
 _MISSING = object()
+_ORDER: dict[str, tuple[Any, ...]] = {"arg": (0,), "kw": (1,), "varpos": (2,), "varkw": (3,)}
 
 
 def _split_extras(layout: Layout, name: str, src: Source, nargs: int, statics: list[tuple[str, Source]],

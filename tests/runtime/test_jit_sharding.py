@@ -148,3 +148,53 @@ def test_arguments_sharded_with_reduced_axes_run_as_with_jax_jit_and_a_retrace_n
     assert g.retraces[-1].changes == (
         f"x: sharding P('x', None) over mesh x=2, y=4 (Explicit, Explicit) -> P{text[text.index('('):]} over mesh "
         "x=2, y=4 (Explicit, Explicit)",)
+
+
+def _add(*xs: jax.Array) -> jax.Array:
+    return sum(xs, jnp.zeros(()))
+
+
+def _scaled_sum(scale: Static[float], *xs: jax.Array) -> jax.Array:
+    return scale * sum(xs, jnp.zeros(()))
+
+
+def test_a_tuple_of_in_shardings_gives_args_extras_their_entries_as_jax_jit_does() -> None:
+    mesh = _mesh((8,), ("x",))
+    rows, whole = NamedSharding(mesh, P("x")), NamedSharding(mesh, P())
+    x = jnp.arange(16.0)
+    ours, ref = js.jit(_add, in_shardings=(rows, whole)), jax.jit(_add, in_shardings=(rows, whole))
+    assert ours(x, x).tolist() == ref(x, x).tolist() == (2 * x).tolist()
+    assert ours.lower(x, x).compile().input_shardings == ref.lower(x, x).compile().input_shardings
+    assert ours.lower(x, x).compile().input_shardings[0] == (rows, whole)
+    # a Static parameter before *args has no entry, as a static argument has none in jax.jit's tuple
+    scaled = js.jit(_scaled_sum, in_shardings=(rows, rows))
+    assert scaled(0.5, x, x).tolist() == x.tolist()
+    assert scaled.lower(0.5, x, x).compile().input_shardings[0] == (rows, rows)
+    # another number of extras than entries: refused at the call, with jax.jit's error
+    with pytest.raises(ValueError, match="pjit in_shardings is the wrong length: got a tuple or list of length 2 "
+                                         "for an args tuple of length 3"):
+        ref(x, x, x)
+    with pytest.raises(ValueError, match="pjit in_shardings is the wrong length: got a tuple or list of length 2 "
+                                         "for an args tuple of length 3"):
+        ours(x, x, x)
+
+
+def test_an_exported_call_jitted_with_in_shardings_over_its_args() -> None:
+    export = pytest.importorskip("jax.export")  # before JAX 0.4.39, a module that needs absl
+    mesh = _mesh((8,), ("x",))
+    rows = NamedSharding(mesh, P("x"))
+    x = jnp.arange(16.0)
+    exported = export.export(jax.jit(_add, in_shardings=(rows,)))(x)
+    again = js.jit(exported.call, in_shardings=(rows,))
+    assert again(x).tolist() == x.tolist() and again(x).sharding == rows
+
+
+def test_eval_shape_keeps_out_shardings_through_the_jitted_function_not_through_jax_eval_shape() -> None:
+    # Documented on the jit guide: jax.eval_shape wraps js.jit's function in a jax.jit of its own, whose result
+    # carries no out_shardings; the function's own eval_shape gives jax.jit's.
+    mesh = Mesh(np.array(jax.devices()[:8]).reshape(8), ("x",))  # axes Auto: the sharding is not in the type
+    rows = NamedSharding(mesh, P("x"))
+    x = jnp.arange(16.0)
+    ours, ref = js.jit(_add, out_shardings=rows), jax.jit(_add, out_shardings=rows)
+    assert ours.eval_shape(x).sharding == ref.eval_shape(x).sharding == rows
+    assert jax.eval_shape(ours, x).sharding is None  # jax.eval_shape(ref, x) has it from JAX 0.5
