@@ -35,7 +35,8 @@ import functools
 import operator
 import sys
 import types
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
@@ -73,10 +74,31 @@ class _Again:
         return err
 
 
-def eligible(layout: Layout) -> bool:
-    """A signature the lane can take: named parameters only, none spelled like the generated code's own names."""
+def eligible(layout: Layout, declared: Mapping[str, Any]) -> bool:
+    """A signature the lane can take: named parameters only, none spelled like the generated code's own names, and
+    no static parameter declared a type none of whose values the lane takes (``declared``: ``T`` of each
+    ``Static[T]``). A ``Static[dict]`` function would otherwise install the lane on its first call, only to switch
+    off it on its second (``Lane.switch``), the slowest way to what is a hit in meaning."""
     return _compat.LANE and all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and not p.name.startswith("_js_")
-               for p in layout.signature.parameters.values())
+                                and (p.name not in declared or may_be_exact(declared[p.name]))
+                                for p in layout.signature.parameters.values())
+
+
+def may_be_exact(declared: Any) -> bool:
+    """Whether a value declared ``Static[declared]`` may be one the lane takes: false for a type none of whose
+    values it takes (``dict``, ``list``, ``tuple``, ``float``, a user's class, ...), true where unsure (``Any``, a
+    union, a protocol, a name that does not resolve)."""
+    origin = typing.get_origin(declared) or declared
+    if origin is typing.Union or origin is getattr(types, "UnionType", None):
+        return any(may_be_exact(arg) for arg in typing.get_args(declared))
+    if declared is None or declared is Any:  # Any: a class of its own since Python 3.11
+        return True
+    if not isinstance(origin, type):
+        return True
+    try:
+        return any(issubclass(t, origin) for t in _freeze.LANE | _KEEPABLE)
+    except TypeError:  # a class whose subclass check refuses plain classes
+        return True
 
 
 class Lane:
@@ -287,4 +309,4 @@ _KEEPABLE: frozenset[type] = frozenset({
 """The types of static values the lane keeps when their module holds them under their names."""
 
 
-__all__ = ["Lane", "eager", "eligible", "jit_disabled"]
+__all__ = ["Lane", "eager", "eligible", "jit_disabled", "may_be_exact"]

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from . import _codegen, _compiled, _freeze, _lane, _options
+from . import _codegen, _compiled, _freeze, _lane, _options, _typecheck
 from ._errors import non_static_error
 from ._owner import Generated, Runs
 from ._plan import Layout, Plan
@@ -110,7 +110,7 @@ class Core(Programs):
                 return
             self._lane_checked = True
             if self._hooks._takes_lane() and self._stats.maxsize == _options.JAX_JIT_CACHE_SIZE and _lane.eligible(
-                    self._layout()):
+                    self._layout(), _typecheck.declared_types(self._fn)):
                 self._lane = _lane.Lane(self, self._hooks._lane_program, self._call)
                 self._specialize(self._lane.call)
                 self._stats.currsize = self._lane.currsize

@@ -94,6 +94,11 @@ def _declared(target: Any) -> _Types:
     return found
 
 
+def declared_types(fn: Callable[..., Any]) -> dict[str, Any]:
+    """``T`` of each ``Static[T]`` parameter of the function behind ``fn`` (``_declared``, read once per function)."""
+    return {name: declared for name, (declared, _) in _declared(unwrap(fn)).items()}
+
+
 def _mismatch(value: Any, declared: Any, how: str) -> str | None:
     """typeguard's reason why ``value`` is not a ``declared``, or ``None`` when it is (or cannot be checked)."""
     from typeguard import CollectionCheckStrategy, TypeCheckError
@@ -150,4 +155,4 @@ def _type_text(hint: Any) -> str:
     return re.sub(r"\b(?:typing|collections\.abc|typing_extensions)\.", "", repr(hint))
 
 
-__all__ = ["check"]
+__all__ = ["declared_types", "check"]

@@ -7,6 +7,7 @@ trace counts, hits and errors, whichever path a call takes, and when a function 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import jax
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 import jaxstatic as js
-from jaxstatic import Static, _compat
+from jaxstatic import Static, _compat, _lane
 
 from ._release import held_until_cleared
 from ._threads import run_together
@@ -350,3 +351,36 @@ def test_cache_info_on_the_lane_never_counts_more_programs_than_the_bound(monkey
     f(x, 5)
     assert _on_lane(f) == _compat.LANE
     assert f.cache_info() == js.CacheInfo(hits=1, misses=6, maxsize=4, currsize=4, evictions=2)
+
+
+class _Config:
+    pass
+
+
+@pytest.mark.parametrize("declared, may", [
+    (dict[str, Any], False), (list[int], False), (tuple[int, ...], False), (frozenset, False), (float, False),
+    (_Config, False), (int, True), (str, True), (bool, True), (Any, True), (object, True), (dict | None, True),
+    (int | dict, True), (Callable[[int], int], True), (type[_Config], True), (Hashable, True),
+])
+def test_the_lane_is_left_out_only_for_types_none_of_whose_values_it_takes(declared: Any, may: bool) -> None:
+    assert _lane.may_be_exact(declared) is may
+
+
+def test_a_function_whose_statics_can_never_be_exact_never_installs_the_lane() -> None:
+    # The lane would be installed on the first call and switched off on the second (the first dict it meets):
+    # decided from the annotations, the general path serves every call from the first.
+    @js.jit
+    def f(x: jax.Array, cfg: Static[dict[str, Any]], n: Static[int] = 1) -> jax.Array:
+        return x * cfg["k"] * n
+
+    for _ in range(3):
+        assert f(jnp.ones(1), {"k": 2.0}).tolist() == [2.0]
+    assert f._core._lane is None and not _on_lane(f)
+    assert (f.trace_count, f.cache_info().hits) == (1, 2)
+
+    @js.jit
+    def g(x: jax.Array, n: Static[int], cfg: Static[Any] = None) -> jax.Array:
+        return x * n
+
+    assert g(jnp.ones(1), 2).tolist() == [2.0]
+    assert (g._core._lane is not None) == _on_lane(g) == _compat.LANE  # an int (or anything) may be exact
