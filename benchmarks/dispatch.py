@@ -317,7 +317,7 @@ def case_rebuilt() -> dict[str, Callable[[], Any]]:
     def f(x: jax.Array, y: jax.Array, n: Static[int]) -> jax.Array:
         return x * n + y
 
-    return {"jax.jit": lambda: jax.jit(f, static_argnames=("n",))(x, y, 3), "jaxstatic.jit": lambda: js.jit(f)(x, y, 3),
+    return {"jax.jit": lambda: jax.jit(f, static_argnames=("n",))(x, y, 3), "jaxstatic.jit": lambda js=js: js.jit(f)(x, y, 3),
             "eqx.filter_jit": lambda: eqx.filter_jit(f)(x, y, 3)}
 
 
@@ -330,7 +330,7 @@ def case_rebuilt_grad() -> dict[str, Callable[[], Any]]:
 
     g = jax.grad(f)
     return {"jax.jit": lambda: jax.jit(g, static_argnames=("n",))(x, y, 3),
-            "jaxstatic.jit": lambda: js.jit(js.grad(f))(x, y, 3),
+            "jaxstatic.jit": lambda js=js: js.jit(js.grad(f))(x, y, 3),
             "eqx.filter_jit": lambda: eqx.filter_jit(eqx.filter_grad(f))(x, y, 3)}
 
 
@@ -342,7 +342,7 @@ def case_rebuilt_options() -> dict[str, Callable[[], Any]]:
 
     spellings = [{"static_argnames": "n", "keep_unused": True}, {"keep_unused": True, "static_argnames": ("n",)}]
     turn = itertools.cycle(spellings)
-    return {"jax.jit": lambda: jax.jit(f, **next(turn))(x, y, 3), "jaxstatic.jit": lambda: js.jit(f, **next(turn))(x, y, 3),
+    return {"jax.jit": lambda: jax.jit(f, **next(turn))(x, y, 3), "jaxstatic.jit": lambda js=js: js.jit(f, **next(turn))(x, y, 3),
             "eqx.filter_jit": lambda: eqx.filter_jit(f)(x, y, 3)}
 
 
@@ -361,7 +361,7 @@ def case_rebuilt_instance() -> dict[str, Callable[[], Any]]:
     ``jax.jit`` finds its trace by the instance, weakly."""
     step = _Step(2.0)
     return {"jax.jit": lambda: jax.jit(step, static_argnames=("n",))(x, y, 3),
-            "jaxstatic.jit": lambda: js.jit(step)(x, y, 3), "eqx.filter_jit": lambda: eqx.filter_jit(step)(x, y, 3)}
+            "jaxstatic.jit": lambda js=js: js.jit(step)(x, y, 3), "eqx.filter_jit": lambda: eqx.filter_jit(step)(x, y, 3)}
 
 
 def case_rebuilt_custom_vjp() -> dict[str, Callable[[], Any]]:
@@ -381,7 +381,7 @@ def case_rebuilt_custom_vjp() -> dict[str, Callable[[], Any]]:
     theirs = jax.custom_vjp(f, nondiff_argnums=(2,))
     theirs.defvjp(fwd, bwd)
     return {"jax.jit": lambda: jax.jit(theirs, static_argnums=2)(x, y, 3),
-            "jaxstatic.jit": lambda: js.jit(ours)(x, y, 3), "eqx.filter_jit": lambda: eqx.filter_jit(theirs)(x, y, 3)}
+            "jaxstatic.jit": lambda js=js: js.jit(ours)(x, y, 3), "eqx.filter_jit": lambda: eqx.filter_jit(theirs)(x, y, 3)}
 
 
 def case_pmap() -> dict[str, Callable[[], Any]]:
@@ -406,7 +406,7 @@ def decoration_us(rounds: int) -> dict[str, float]:
 
     makers: dict[str, Callable[[], Any]] = {
         "jax.jit": lambda: jax.jit(copy(), static_argnames=("n",)),
-        "jaxstatic.jit": lambda: js.jit(copy()),
+        "jaxstatic.jit": lambda js=js: js.jit(copy()),
         "eqx.filter_jit": lambda: eqx.filter_jit(copy()),
     }
     return measure(makers, rounds, 200)
@@ -447,7 +447,9 @@ def load_baseline(path: str) -> types.ModuleType:
 
 
 def with_package(package: types.ModuleType, make: Callable[[], dict[str, Callable[[], Any]]]) -> Callable[[], Any]:
-    """The jaxstatic contender of ``make()``, built with ``package`` in place of ``jaxstatic``."""
+    """The jaxstatic contender of ``make()``, built with ``package`` in place of ``jaxstatic``. A contender that
+    calls ``js`` on each call (a jit made again each call) binds it when made (``lambda js=js: ...``): the global
+    is ``jaxstatic`` again by the time it runs."""
     global js, Static
     saved = js, Static
     js, Static = package, package.Static
