@@ -10,6 +10,8 @@ built at run time, a parameter with a default) tells nothing: silence.
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from mypy.checker import TypeChecker
 from mypy.nodes import ARG_STAR, ARG_STAR2, ArgKind, DictExpr, Expression, StrExpr
 from mypy.types import (
@@ -78,14 +80,13 @@ def _from_mapping(
     t = get_proper_type(splat)
     if sig_kinds[formal] == ARG_STAR2:
         alone = all(actual not in actuals for f, actuals in enumerate(formal_to_actual) if f != formal)
-        return [t.args[1]] if alone and _str_dict(t) and isinstance(t, Instance) else []
+        return [t.args[1]] if alone and _str_dict(t) else []
     if name is None:
         return []
     if isinstance(t, TypedDictType):
         return [t.items[name]] if name in t.items and name in t.required_keys else []
     if (
-        isinstance(t, Instance)
-        and _str_dict(t)
+        _str_dict(t)
         and sig_kinds[formal].is_required()
         and formal_to_actual[formal] == [actual]
     ):
@@ -93,6 +94,6 @@ def _from_mapping(
     return []
 
 
-def _str_dict(t: ProperType) -> bool:
+def _str_dict(t: ProperType | None) -> TypeGuard[Instance]:
     """``dict[str, V]``: a splat whose keys are names known only at run time."""
     return isinstance(t, Instance) and t.type.fullname == "builtins.dict" and len(t.args) == 2
