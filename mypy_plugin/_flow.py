@@ -65,7 +65,7 @@ from mypy.nodes import (
     WithStmt,
 )
 
-__all__ = ["Read", "key_of", "reads_after"]
+__all__ = ["Read", "key_of", "made_once", "reads_after"]
 
 _METADATA: Final = frozenset({"shape", "dtype", "ndim", "size"})
 """Attributes of an array read from its abstract value, which outlives the buffers: ``s.shape`` works after ``s``
@@ -453,3 +453,20 @@ def body_of(scope: FuncItem | None, module_defs: list[Statement]) -> list[Statem
     if isinstance(scope, LambdaExpr):
         return None
     return scope.body.body
+
+
+def made_once(body: list[Statement], name: str, call: CallExpr) -> Expression | None:
+    """What the local ``name`` holds where ``call`` is made: the value of the one statement of ``body`` (a
+    function's) that binds it, an assignment at the top of the body before the call; ``None`` when the body binds it
+    anywhere else (a branch, a loop, a ``with``, an import)."""
+    made = None
+    for stmt in body:
+        uses = _uses(stmt, (name,))
+        if not (uses.binds or uses.unsure):
+            continue
+        if made is not None or not (isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1
+                                    and isinstance(stmt.lvalues[0], NameExpr) and stmt.lvalues[0].name == name):
+            return None
+        made = stmt
+    end = (made.end_line or made.line) if made is not None else None
+    return made.rvalue if made is not None and end is not None and end < call.line else None

@@ -68,7 +68,7 @@ def test_numpyro_as_configured_reports_every_seeded_bug(check: Check, tmp_path: 
     root = tmp_path / "numpyro"
     shutil.copytree(PROJECTS / "numpyro", root)
     seeded = _seeded(root)
-    assert len(seeded) == 6
+    assert len(seeded) == 9
     monkeypatch.chdir(root)
 
     assert check([]) == 1
@@ -218,7 +218,7 @@ def test_files_mypy_cannot_parse_or_that_ignore_every_error_are_named(check: Che
     monkeypatch.chdir(tmp_path)
     assert check(["numpyro"]) == 1
     out, summary = capsys.readouterr()
-    assert len(_reported(out)) == 4  # the others are checked all the same
+    assert len(_reported(out)) == 7  # the others are checked all the same
     assert summary.startswith("jaxstatic-check: 6 files checked; 1 file not checked: mypy cannot parse "
                               "numpyro/broken.py:1:")
     assert summary.endswith("; 1 file not checked: the file ignores every error itself (# mypy: ignore-errors, "
