@@ -50,7 +50,7 @@ def train_js(state, x, y, batch_size, total_steps):
         state = train_step(state, batch)  # seeded: jaxstatic-donated
 
         if step % 1000 == 0:
-            state, logs = test_step(state, (x, y))
+            state, _logs = test_step(state, (x, y))
 
         if step % 5000 == 0:
             test_step(state, (x, y))
