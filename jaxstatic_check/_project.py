@@ -11,6 +11,7 @@ this command alone, and ``paths``, what it checks when given none.
 from __future__ import annotations
 
 import collections
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -20,7 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import jaxstatic_mypy._errorcodes  # noqa: F401 -- jaxstatic's error codes, which a configuration may name
 from mypy.config_parser import parse_section, toml_config_types
+from mypy.errorcodes import error_codes
 from mypy.find_sources import InvalidSourceList, create_source_list
 from mypy.fscache import FileSystemCache
 from mypy.main import process_options
@@ -74,6 +77,7 @@ def load(paths: Sequence[str], cache: str | None = None) -> Project:
         options.ignore_missing_imports = True
     sources = _sources(targets, options, fscache)
     sources, bases = _modules_once(sources, targets, options, fscache)
+    _known_codes(options)
     silenced = _silenced(sources, options)
     _force_checks(options)
     _set_output(options, Path(cache) if cache else cache_dir(Path.cwd()))
@@ -140,6 +144,26 @@ def _shared_names(sources: list[BuildSource]) -> dict[str, list[str]]:
     for source in sources:
         files[source.module].append(str(source.path))
     return {name: paths for name, paths in files.items() if len(paths) > 1}
+
+
+def _known_codes(options: Options) -> None:
+    """mypy knows a plugin's error codes once it has imported the plugin, which its build does before it reads
+    the options of a module (where ``disable_error_code`` and ``enable_error_code`` are applied); they are read
+    here first, so the configuration's plugins are imported now (jaxstatic's codes are, above). A code still
+    unknown is said, as ``mypy`` says it."""
+    for name in options.plugins:
+        module = name.rsplit(":", 1)[0] if ":" in os.path.basename(name) else name
+        if not module.endswith(".py"):  # a plugin given by its file is loaded by the build alone
+            with contextlib.suppress(Exception):  # the build says why
+                importlib.import_module(module)
+    named = {*options.disable_error_code, *options.enable_error_code}
+    for section in options.per_module_options.values():
+        for key in ("disable_error_code", "enable_error_code"):
+            codes = section.get(key, ())
+            named.update(codes if isinstance(codes, list) else ())
+    unknown = sorted(named - error_codes.keys())
+    if unknown:
+        raise ProjectError(f"jaxstatic-check: Invalid error code(s) in the mypy configuration: {', '.join(unknown)}")
 
 
 def _silenced(sources: list[BuildSource], options: Options) -> int:

@@ -14,8 +14,10 @@ from typing import Final
 
 from mypy.checker import TypeChecker
 from mypy.nodes import (
+    ARG_POS,
     ARG_STAR,
     ARG_STAR2,
+    LDEF,
     ArgKind,
     CallExpr,
     Expression,
@@ -23,7 +25,9 @@ from mypy.nodes import (
     ListExpr,
     MemberExpr,
     MypyFile,
+    NameExpr,
     RefExpr,
+    Statement,
     StrExpr,
     TupleExpr,
     TypeAlias,
@@ -46,16 +50,19 @@ from ._calls import as_callable, callee_name, map_arguments
 from ._chain import report
 from ._compat import EXTRA_ATTRS_CACHED
 from ._errorcodes import DONATED
-from ._flow import body_of, key_of, reads_after
+from ._flow import body_of, key_of, made_once, reads_after
 from ._fullnames import (
     DONATE_ALIAS,
+    DONATING_TRANSFORMS,
+    FUNCTOOLS_PARTIAL,
+    JAX_JIT,
     PLAIN_DONATED_NAMES,
     PLAIN_STATIC_FUN,
     PLAIN_STATIC_MODULE,
     STAGING_METHODS,
 )
 
-__all__ = ["check_call", "check_plain", "consumes", "has_donate", "mark", "mark_parameters"]
+__all__ = ["check_call", "check_local", "check_plain", "consumes", "has_donate", "mark", "mark_parameters"]
 
 _MAX_ALIAS_CHAIN: Final = 16
 
@@ -97,23 +104,74 @@ def _check(api: CheckerPluginInterface, sig: CallableType, call: CallExpr, donat
     formal_to_actual = map_arguments(sig, kinds, names)
     if formal_to_actual is None or sum(map(len, formal_to_actual)) != len(args):
         return
+    actuals = [a for formal in sorted(donated) for a in formal_to_actual[formal] if kinds[a] not in (ARG_STAR, ARG_STAR2)]
+    _follow(api, call, [args[a] for a in actuals], callee_name(call, sig))
+
+
+def _body(api: TypeChecker) -> list[Statement] | None:
+    """The statements of the function (or module) the call being checked is made in."""
     scope = api.scope
     current = getattr(scope, "current_function", None) or getattr(scope, "top_function", None)
-    body = body_of(current() if current is not None else None, api.tree.defs)
+    return body_of(current() if current is not None else None, api.tree.defs)
+
+
+def _follow(api: TypeChecker, call: CallExpr, given: list[Expression], callee: str) -> None:
+    """Report the first read after ``call`` of each value in ``given`` (the arguments it donates)."""
+    body = _body(api)
     if body is None:
         return
-    for formal in sorted(donated):
-        for actual in formal_to_actual[formal]:
-            if kinds[actual] in (ARG_STAR, ARG_STAR2):
-                continue
-            key = key_of(args[actual])
-            if key is None:
-                continue
-            read = reads_after(body, call, key)
-            if read is not None:
-                message = _messages.read_after_donation(".".join(key), callee_name(call, sig), call.line,
-                                                        read.later_iteration)
-                report(api, message, read.node, DONATED)
+    for arg in given:
+        key = key_of(arg)
+        read = reads_after(body, call, key) if key is not None else None
+        if key is not None and read is not None:
+            message = _messages.read_after_donation(".".join(key), callee, call.line, read.later_iteration)
+            report(api, message, read.node, DONATED)
+
+
+# -- a function jitted in the function that calls it ------------------------------------------------------------
+
+
+def check_local(api: CheckerPluginInterface, call: CallExpr) -> None:
+    """``update(state)`` where ``update = jax.jit(update_fn, donate_argnums=0)`` was made above it in the same
+    function, from a function whose parameters its type does not name (a parameter, ``Callable[[S], S]``): the
+    donation is read from the call that made ``update``, by position (or by name, for a keyword argument)."""
+    callee = call.callee
+    if not isinstance(callee, NameExpr) or callee.kind != LDEF or not isinstance(api, TypeChecker):
+        return
+    body = _body(api)
+    made = made_once(body, callee.name, call) if body is not None else None
+    options = _jit_options(made) if isinstance(made, CallExpr) else None
+    if options is None or any(k.is_star() for k in call.arg_kinds):
+        return
+    positional = [a for a, k in zip(call.args, call.arg_kinds) if k == ARG_POS]
+    given: list[Expression] = []
+    for name, value in zip(options.arg_names, options.args):
+        for item in (_literal(value) or ()) if name in ("donate_argnums", "donate_argnames") else ():
+            if name == "donate_argnums" and isinstance(item, int) and 0 <= item < len(positional):
+                given.append(positional[item])  # a negative position counts from the end of a signature unknown here
+            elif name == "donate_argnames" and isinstance(item, str) and item in call.arg_names:
+                given.append(call.args[call.arg_names.index(item)])
+    _follow(api, call, given, callee.name)
+
+
+def _jit_options(made: CallExpr) -> CallExpr | None:
+    """The call holding the options of ``jax.jit(f, ...)``, ``js.jit(f, ...)``, ``jax.jit(...)(f)`` or
+    ``partial(jax.jit, ...)(f)``."""
+    jits = JAX_JIT | DONATING_TRANSFORMS
+    if _names(made.callee, jits) and made.arg_kinds[:1] == [ARG_POS]:
+        return made
+    outer = made.callee
+    if not isinstance(outer, CallExpr) or len(made.args) != 1:
+        return None
+    if _names(outer.callee, jits) and ARG_POS not in outer.arg_kinds:
+        return outer
+    if _names(outer.callee, {FUNCTOOLS_PARTIAL}) and outer.args and _names(outer.args[0], jits):
+        return outer
+    return None
+
+
+def _names(expr: Expression, fullnames: frozenset[str] | set[str]) -> bool:
+    return isinstance(expr, RefExpr) and expr.fullname in fullnames
 
 
 # -- plain jax.jit ----------------------------------------------------------------------------------------------
@@ -196,7 +254,10 @@ def check_plain(api: CheckerPluginInterface, receiver: Type, call: CallExpr) -> 
     """A call of a value ``mark`` marked."""
     p = get_proper_type(receiver)
     attrs = p.extra_attrs.attrs if isinstance(p, Instance) and p.extra_attrs else None
-    if attrs is None or PLAIN_DONATED_NAMES not in attrs or not isinstance(api, TypeChecker):
+    if attrs is None or PLAIN_DONATED_NAMES not in attrs:
+        check_local(api, call)  # made from a function whose parameters its type does not name
+        return
+    if not isinstance(api, TypeChecker):
         return
     where = get_proper_type(attrs.get(PLAIN_STATIC_MODULE))
     if not EXTRA_ATTRS_CACHED and not (isinstance(where, LiteralType) and where.value == api.tree.fullname):

@@ -65,7 +65,7 @@ from mypy.nodes import (
     WithStmt,
 )
 
-__all__ = ["Read", "key_of", "reads_after"]
+__all__ = ["Read", "key_of", "made_once", "reads_after"]
 
 _METADATA: Final = frozenset({"shape", "dtype", "ndim", "size"})
 """Attributes of an array read from its abstract value, which outlives the buffers: ``s.shape`` works after ``s``
@@ -200,6 +200,11 @@ class _Uses:
     def _DelStmt(self, o: DelStmt) -> None:
         self._target(o.expr)
 
+    def _PassStmt(self, o: Node) -> None:
+        pass  # reads and binds nothing (nor do ``break`` and ``continue``: where they lead, the scan decides)
+
+    _BreakStmt = _ContinueStmt = _PassStmt
+
     def _Import(self, o: Node) -> None:
         self.unsure = True  # may bind the name
 
@@ -255,9 +260,25 @@ def _scan(stmts: Sequence[Statement], key: tuple[str, ...]) -> Expression | None
             raise _Stop
         if uses.reads:
             return uses.reads[0]
-        if uses.binds or isinstance(stmt, _EXITS):
+        if uses.binds or isinstance(stmt, _EXITS) or _surely_leaves(stmt):
             raise _Stop
     return None
+
+
+def _surely_leaves(stmt: Statement) -> bool:
+    """Whether ``stmt`` always leaves the loop (or function) it is in: an exit, a ``with`` or ``try`` whose body
+    ends in one, an ``if`` each branch of which does. An exit in one branch only may not be taken: the donation is
+    followed past it, as a rebinding in one branch is not (a loop that breaks once done still runs the iterations
+    before)."""
+    if isinstance(stmt, (BreakStmt, ReturnStmt, RaiseStmt)):
+        return True
+    if isinstance(stmt, Block):
+        return any(map(_surely_leaves, stmt.body))
+    if isinstance(stmt, (WithStmt, TryStmt)):
+        return _surely_leaves(stmt.body)
+    if isinstance(stmt, IfStmt):
+        return stmt.else_body is not None and all(map(_surely_leaves, [*stmt.body, stmt.else_body]))
+    return False
 
 
 def _header_read(stmt: Statement, key: tuple[str, ...]) -> Expression | None:
@@ -417,7 +438,7 @@ def _next_iteration(level: _Level, key: tuple[str, ...]) -> Read | None:
         header._target(loop.index)
     else:
         header.walk(loop.expr)
-    if header.binds or header.unsure or _leaves(loop.body):
+    if header.binds or header.unsure:
         return None
     if isinstance(loop, WhileStmt):
         test = _uses(loop.expr, key).reads
@@ -430,22 +451,6 @@ def _next_iteration(level: _Level, key: tuple[str, ...]) -> Read | None:
     return None if read is None else Read(read, True)
 
 
-def _leaves(body: Block) -> bool:
-    """Whether the loop body may leave the loop early: a ``break`` or ``return`` outside any nested loop or
-    function."""
-    def walk(stmts: Sequence[Statement]) -> bool:
-        for stmt in stmts:
-            if isinstance(stmt, (BreakStmt, ReturnStmt)):
-                return True
-            if isinstance(stmt, (ForStmt, WhileStmt, FuncDef, Decorator, ClassDef)):
-                continue
-            if any(walk(inner.body) for inner in _blocks(stmt)):
-                return True
-        return False
-
-    return walk(body.body)
-
-
 def body_of(scope: FuncItem | None, module_defs: list[Statement]) -> list[Statement] | None:
     """The statements a call is made in: its function's body, or the module's."""
     if scope is None:
@@ -453,3 +458,20 @@ def body_of(scope: FuncItem | None, module_defs: list[Statement]) -> list[Statem
     if isinstance(scope, LambdaExpr):
         return None
     return scope.body.body
+
+
+def made_once(body: list[Statement], name: str, call: CallExpr) -> Expression | None:
+    """What the local ``name`` holds where ``call`` is made: the value of the one statement of ``body`` (a
+    function's) that binds it, an assignment at the top of the body before the call; ``None`` when the body binds it
+    anywhere else (a branch, a loop, a ``with``, an import)."""
+    made = None
+    for stmt in body:
+        uses = _uses(stmt, (name,))
+        if not (uses.binds or uses.unsure):
+            continue
+        if made is not None or not (isinstance(stmt, AssignmentStmt) and len(stmt.lvalues) == 1
+                                    and isinstance(stmt.lvalues[0], NameExpr) and stmt.lvalues[0].name == name):
+            return None
+        made = stmt
+    end = (made.end_line or made.line) if made is not None else None
+    return made.rvalue if made is not None and end is not None and end < call.line else None

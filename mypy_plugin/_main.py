@@ -245,6 +245,8 @@ class JaxstaticPlugin(Plugin):
             static_checked = False
             if isinstance(sig, CallableType) and _donated.has_donate(sig) and _donated.consumes(fullname):
                 _donated.check_call(ctx.api, sig, context)
+            elif fullname in self._wrapper_calls:
+                _donated.check_local(ctx.api, context)
             if isinstance(sig, CallableType) and _calls.has_static(sig):
                 static_checked = True
                 _calls.check_call(ctx.api, sig, context)

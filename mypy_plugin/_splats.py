@@ -3,15 +3,26 @@
 ``f(x, **{"cfg": {...}})`` gives ``cfg`` the literal's value; ``f(x, **opts)`` with ``opts: Cfg`` (a ``TypedDict``)
 gives it the item's type when the key is required; ``f(*args)`` with ``args: tuple[Array, dict[str, Array]]``
 gives each parameter its item. A ``dict[str, V]`` gives ``V`` only to a parameter that is required and can get its
-value from nowhere else (the call fails otherwise). Anything else (a list, a ``**`` inside the literal, keys
+value from nowhere else (the call fails otherwise), and to ``**options`` when no other parameter can take its keys
+(only an empty dict would give it nothing). Anything else (a list, a ``**`` inside the literal, keys
 built at run time, a parameter with a default) tells nothing: silence.
 """
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from mypy.checker import TypeChecker
 from mypy.nodes import ARG_STAR, ARG_STAR2, ArgKind, DictExpr, Expression, StrExpr
-from mypy.types import Instance, TupleType, Type, TypedDictType, UnpackType, get_proper_type
+from mypy.types import (
+    Instance,
+    ProperType,
+    TupleType,
+    Type,
+    TypedDictType,
+    UnpackType,
+    get_proper_type,
+)
 
 from ._values import expression_type
 
@@ -67,16 +78,22 @@ def _from_mapping(
         found: list[Expression | Type] = [value for key, (_, value) in zip(keys, expr.items) if key == name]
         return found[-1:]  # the last one wins in a dict literal
     t = get_proper_type(splat)
-    if name is None or sig_kinds[formal] == ARG_STAR2:
+    if sig_kinds[formal] == ARG_STAR2:
+        alone = all(actual not in actuals for f, actuals in enumerate(formal_to_actual) if f != formal)
+        return [t.args[1]] if alone and _str_dict(t) else []
+    if name is None:
         return []
     if isinstance(t, TypedDictType):
         return [t.items[name]] if name in t.items and name in t.required_keys else []
     if (
-        isinstance(t, Instance)
-        and t.type.fullname == "builtins.dict"
-        and len(t.args) == 2
+        _str_dict(t)
         and sig_kinds[formal].is_required()
         and formal_to_actual[formal] == [actual]
     ):
         return [t.args[1]]
     return []
+
+
+def _str_dict(t: ProperType | None) -> TypeGuard[Instance]:
+    """``dict[str, V]``: a splat whose keys are names known only at run time."""
+    return isinstance(t, Instance) and t.type.fullname == "builtins.dict" and len(t.args) == 2

@@ -387,6 +387,10 @@ CALL_CASES: tuple[CallCase, ...] = (
     CallCase("options_collect_an_array", "", "options_step(jnp.zeros(2), mask=jnp.ones(2))", False),
     CallCase("options_literal_splat_with_array", "", 'options_step(jnp.zeros(2), **{"mask": jnp.ones(2)})', False),
     CallCase("options_collect_static", "", 'options_step(jnp.zeros(2), depth=2, act="relu")', True),
+    CallCase("options_splat_dict_of_arrays", 'opts: dict[str, jax.Array] = {"mask": jnp.ones(2)}',
+             "options_step(jnp.zeros(2), **opts)", False),
+    CallCase("options_splat_dict_of_ints", 'opts: dict[str, int] = {"depth": 2}', "options_step(jnp.zeros(2), **opts)",
+             True),
     # functools.partial(jax.jit, ...) kept in a module variable and used as a decorator
     CallCase("partial_variable_list", "", 'apply(jnp.zeros(2), mode=["train"])', False),
     CallCase("partial_variable_str", "", 'apply(jnp.zeros(2), mode="train")', True),

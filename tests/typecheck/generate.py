@@ -288,6 +288,7 @@ CALL_REASONS: dict[str, str] = {
     "args_tuple_with_array": _STEP.format(param="cfg", callee="step"),
     "options_collect_an_array": _STEP.format(param="**options", callee="options_step"),
     "options_literal_splat_with_array": _STEP.format(param="**options", callee="options_step"),
+    "options_splat_dict_of_arrays": _STEP.format(param="**options", callee="options_step"),
     "alias_of_static_with_array": _STEP.format(param="cfg", callee="alias_step"),
     "generic_alias_of_static_with_array": _STEP.format(param="sizes", callee="sizes_step"),
     "static_of_alias_with_array": _STEP.format(param="widths", callee="widths_step"),

@@ -25,3 +25,12 @@ def run(state, delta):
     state = sample_step(state, SamplerConfig(10, 0.1))  # seeded: jaxstatic-unhashable
     new_state = apply_update(state, delta)
     return new_state + state  # seeded: jaxstatic-donated
+
+
+def _run_while(update_fn, state, num_steps):
+    update = jax.jit(update_fn, donate_argnums=0)
+    i = 0
+    while i < num_steps:
+        new_state = update(state)  # seeded: jaxstatic-donated
+        i += 1
+    return new_state
