@@ -40,6 +40,7 @@ from ._annotations import (
 )
 from ._errors import AnnotationError, JaxstaticError, option_error
 from ._options import ParamOptions
+from ._public import name_as_exported
 
 
 class DeletedArrayError(JaxstaticError):
@@ -53,8 +54,7 @@ class UnusableDonationError(JaxstaticError, RuntimeError):
     dtype), so donating it saved no memory. Raised instead of JAX's warning under ``strict_donation``."""
 
 
-for _cls in (DeletedArrayError, UnusableDonationError):
-    _cls.__module__ = "jaxstatic"
+name_as_exported(globals())  # those _public.ERRORS declares
 
 
 def is_deleted(leaf: Any) -> bool:

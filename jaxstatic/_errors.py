@@ -20,6 +20,7 @@ import jax
 import numpy as np
 
 from . import _freeze, _keys
+from ._public import name_as_exported
 from ._modules import holds_other_values, is_module, mixed, module_around, split_fix
 
 
@@ -76,10 +77,7 @@ class RuleError(JaxstaticError, TypeError):
     signature, or the cotangents it returns)."""
 
 
-for _cls in (JaxstaticError, AnnotationError, NonStaticValueError, NonArrayArgumentError, StaticMismatchError,
-             RetraceError, OptionError, MissingArgumentError, RuleError, HiddenStaticWarning, StaticTypeWarning):
-    _cls.__module__ = "jaxstatic"
-del _cls
+name_as_exported(globals())  # those _public.ERRORS declares
 
 
 def option_error(option: str, function: str | None, problem: str, fix: str) -> OptionError:
