@@ -20,8 +20,8 @@ import jax
 import numpy as np
 
 from . import _freeze, _keys
-from ._public import name_as_exported
 from ._modules import holds_other_values, is_module, mixed, module_around, split_fix
+from ._public import name_as_exported
 
 
 class JaxstaticError(Exception):

@@ -87,6 +87,9 @@ def test_init_imports_nothing_undeclared() -> None:
 def test_each_transform_returns_its_wrapper(transform: _public.Transform) -> None:
     """The plugin knows a variable holding ``vmap(in_axes=0)`` by the wrapper class the decorator returns."""
     function = getattr(importlib.import_module(f"jaxstatic.{transform.module}"), transform.name)
+    assert function.__module__ == f"jaxstatic.{transform.module}", (
+        f"{PUBLIC} declares jaxstatic.{transform.name} in {transform.module}, where the plugin looks it up by its "
+        f"full name, but it is defined in {function.__module__}")
     wrapper = getattr(jaxstatic, transform.wrapper)
     assert isinstance(wrapper, type) and issubclass(wrapper, StaticFunction), transform
     returned = [str(o.__annotations__["return"]) for o in typing.get_overloads(function)]
