@@ -54,9 +54,6 @@ class UnusableDonationError(JaxstaticError, RuntimeError):
     dtype), so donating it saved no memory. Raised instead of JAX's warning under ``strict_donation``."""
 
 
-name_as_exported(globals())  # those _public.ERRORS declares
-
-
 def is_deleted(leaf: Any) -> bool:
     """Whether ``leaf`` is an array whose buffer was deleted (donated, or ``x.delete()``)."""
     try:
@@ -295,3 +292,6 @@ def _unusable_message(function: str, text: str, pairs: tuple[tuple[int, str], ..
 __all__ = ["DONATE", "DeletedArrayError", "Donate", "Donation", "UnusableDonationError", "declared", "donate_argnames",
            "donate_argnums", "is_deleted", "donation_of", "check_strict", "STRICT_DONATION", "recording", "set_strict_donation",
            "with_declared"]
+
+
+name_as_exported(globals())  # last, so that every class _public.ERRORS declares here is defined

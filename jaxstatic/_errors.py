@@ -77,9 +77,6 @@ class RuleError(JaxstaticError, TypeError):
     signature, or the cotangents it returns)."""
 
 
-name_as_exported(globals())  # those _public.ERRORS declares
-
-
 def option_error(option: str, function: str | None, problem: str, fix: str) -> OptionError:
     """``jaxstatic: donate_argnames of step names 'parms', which is not a parameter of step(params, batch). Name
     one of its parameters.``"""
@@ -418,3 +415,6 @@ def unhashable_instance_message(owner: str, where: str, found: str, mutable: boo
         "but has no hash, so it cannot be a static value. Pass it to a parameter that is not Static, where its "
         "arrays are traced and its Static fields still select the program."
     )
+
+
+name_as_exported(globals())  # last, so that every class _public.ERRORS declares here is defined

@@ -84,5 +84,8 @@ def modules() -> dict[str, str]:
 def name_as_exported(namespace: dict[str, Any]) -> None:
     """Names the exported classes defined in the module whose globals are ``namespace`` ``jaxstatic.X``, so that
     tracebacks and reprs show the name users import and catch."""
-    for name in ERRORS[namespace["__name__"].rpartition(".")[2]]:
+    module = namespace["__name__"]
+    for name in ERRORS[module.rpartition(".")[2]]:
+        if name not in namespace:
+            raise ImportError(f"jaxstatic/_public.py declares {name} in ERRORS, but {module} does not define it")
         namespace[name].__module__ = "jaxstatic"
