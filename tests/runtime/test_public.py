@@ -131,9 +131,9 @@ def test_every_error_and_warning_class_is_declared() -> None:
 
 @pytest.mark.parametrize("name", sorted(n for names in _public.ERRORS.values() for n in names))
 def test_each_exported_error_is_named_as_users_import_it(name: str) -> None:
-    cls = getattr(jaxstatic, name)
-    assert issubclass(cls, BaseException), f"{PUBLIC} declares {name} in ERRORS, but it is not an exception class"
     module = next(m for m, names in _public.ERRORS.items() if name in names)
+    cls = getattr(importlib.import_module(f"jaxstatic.{module}"), name)
+    assert issubclass(cls, BaseException), f"{PUBLIC} declares {name} in ERRORS, but it is not an exception class"
     assert cls.__module__ == "jaxstatic", (
         f"jaxstatic.{name} shows as {cls.__module__}.{name} in tracebacks: jaxstatic/{module}.py should end with "
         f"`name_as_exported(globals())` (from ._public), which names the classes ERRORS[\"{module}\"] declares")
