@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from . import _public
 from ._annotations import (
     NODIFF as NODIFF,
     STATIC as STATIC,
@@ -61,24 +62,15 @@ if TYPE_CHECKING:
         vmap as vmap,
     )
 
-# Loaded when first used, not with jaxstatic: what a program calling jit alone never needs (``import jaxstatic``
-# after jax took ~32 ms of CPU with them, ~13 ms without: ``benchmarks/import_time.py``).
-_LAZY = {
-    **dict.fromkeys(["CheckpointFunction", "CustomJVPFunction", "CustomVJPFunction", "GradFunction",
-                     "ValueAndGradFunction", "checkpoint", "custom_jvp", "custom_vjp", "grad", "remat",
-                     "value_and_grad"], "_ad"),
-    **dict.fromkeys(["Compiled", "Lowered"], "_aot"),
-    **dict.fromkeys(["dataclass", "field"], "_dataclass"),
-    **dict.fromkeys(["ShardMapFunction", "shard_map"], "_shard_map"),
-    **dict.fromkeys(["PmapFunction", "VmapFunction", "pmap", "vmap"], "_vmap_pmap"),
-}
+# Loaded when first used (``_public.LAZY_MODULES`` says why); the names and modules are those ``_public`` declares.
+_LAZY = {name: module for name, module in _public.modules().items() if module in _public.LAZY_MODULES}
 
 
 def __getattr__(name: str) -> Any:
     import importlib
 
-    if name == "testing":
-        return importlib.import_module(".testing", __name__)
+    if name in _public.SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     if name not in _LAZY:
         raise AttributeError(f"module 'jaxstatic' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)  # this package's, as loaded
@@ -87,7 +79,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, "testing"})
+    return sorted({*globals(), *_LAZY, *_public.SUBMODULES})
 
 
 __all__ = [

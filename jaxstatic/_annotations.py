@@ -183,7 +183,7 @@ def call_signature(fn: Callable[..., Any]) -> inspect.Signature:
 # reads every parameter) -- once the reader can no longer wait for it to be defined.
 
 
-class Undecided(AnnotationError):
+class _Undecided(AnnotationError):
     """Raised while reading may still wait (``deferring()``): an annotation's outermost name is not defined yet."""
 
 
@@ -193,7 +193,7 @@ _deferring: contextvars.ContextVar[bool] = contextvars.ContextVar("jaxstatic_def
 @contextlib.contextmanager
 def deferring() -> Iterator[None]:
     """Read annotations that may name something defined later (at decoration): an outermost name that is not
-    defined raises ``Undecided`` instead of being read as not ``Static``, so the caller reads again later."""
+    defined raises ``_Undecided`` instead of being read as not ``Static``, so the caller reads again later."""
     token = _deferring.set(True)
     try:
         yield
@@ -308,7 +308,7 @@ _ANNOTATED: Final = (typing.Annotated, typing_extensions.Annotated)
 
 def function_hints(fn: Callable[..., Any], qualname: str) -> dict[str, Any]:
     """The annotations of the function behind ``fn``, resolved; one that does not resolve is read by its outermost
-    part (``read_hint``). Raises ``Undecided`` under ``deferring()`` when an outermost name is not defined yet,
+    part (``read_hint``). Raises ``_Undecided`` under ``deferring()`` when an outermost name is not defined yet,
     and ``AnnotationError`` for an annotation that is not a type at all."""
     target = unwrap(fn)
     try:
@@ -326,13 +326,13 @@ def function_hints(fn: Callable[..., Any], qualname: str) -> dict[str, Any]:
             hints[name], decided = read_hint(annotation, globalns, None)
         except NameError as err:  # a type alias at its top whose value names something not defined
             if _deferring.get():
-                raise Undecided(f"{qualname}: the annotation of {name!r} names something not defined yet.") from err
+                raise _Undecided(f"{qualname}: the annotation of {name!r} names something not defined yet.") from err
             raise _unreadable_alias(qualname, name, err) from err
         except Exception as err:
             raise _malformed(qualname, err) from err
         if not decided and _deferring.get():
             text = _lazy.forward_text(annotation)
-            raise Undecided(f"{qualname}: the annotation of {name!r} ({text}) names something not defined yet.")
+            raise _Undecided(f"{qualname}: the annotation of {name!r} ({text}) names something not defined yet.")
     return hints
 
 
@@ -407,6 +407,6 @@ def static_argnums(fn: Callable[..., Any]) -> tuple[int, ...]:
     return tuple(i for i, n in enumerate(positional) if n in params.names)
 
 
-__all__ = ["NODIFF", "STATIC", "NoDiff", "Static", "StaticParams", "Undecided", "deferring", "find_static_params",
+__all__ = ["NODIFF", "STATIC", "NoDiff", "Static", "StaticParams", "deferring", "find_static_params",
            "expanded", "function_hints", "is_nodiff_annotation", "is_static_annotation", "read_hint", "static_argnames",
            "static_argnums", "unwrap"]

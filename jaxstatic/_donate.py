@@ -40,6 +40,7 @@ from ._annotations import (
 )
 from ._errors import AnnotationError, JaxstaticError, option_error
 from ._options import ParamOptions
+from ._public import name_as_exported
 
 
 class DeletedArrayError(JaxstaticError):
@@ -51,10 +52,6 @@ class DeletedArrayError(JaxstaticError):
 class UnusableDonationError(JaxstaticError, RuntimeError):
     """Strict donation: a donated buffer could not be reused by the computation (no output of its shape and
     dtype), so donating it saved no memory. Raised instead of JAX's warning under ``strict_donation``."""
-
-
-for _cls in (DeletedArrayError, UnusableDonationError):
-    _cls.__module__ = "jaxstatic"
 
 
 def is_deleted(leaf: Any) -> bool:
@@ -295,3 +292,6 @@ def _unusable_message(function: str, text: str, pairs: tuple[tuple[int, str], ..
 __all__ = ["DONATE", "DeletedArrayError", "Donate", "Donation", "UnusableDonationError", "declared", "donate_argnames",
            "donate_argnums", "is_deleted", "donation_of", "check_strict", "STRICT_DONATION", "recording", "set_strict_donation",
            "with_declared"]
+
+
+name_as_exported(globals())  # last, so that every class _public.ERRORS declares here is defined

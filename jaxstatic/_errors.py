@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _freeze, _keys
 from ._modules import holds_other_values, is_module, mixed, module_around, split_fix
+from ._public import name_as_exported
 
 
 class JaxstaticError(Exception):
@@ -74,12 +75,6 @@ class MissingArgumentError(JaxstaticError, TypeError):
 class RuleError(JaxstaticError, TypeError):
     """A ``custom_vjp``/``custom_jvp`` rule is missing, or does not fit the function it differentiates (its
     signature, or the cotangents it returns)."""
-
-
-for _cls in (JaxstaticError, AnnotationError, NonStaticValueError, NonArrayArgumentError, StaticMismatchError,
-             RetraceError, OptionError, MissingArgumentError, RuleError, HiddenStaticWarning, StaticTypeWarning):
-    _cls.__module__ = "jaxstatic"
-del _cls
 
 
 def option_error(option: str, function: str | None, problem: str, fix: str) -> OptionError:
@@ -420,3 +415,6 @@ def unhashable_instance_message(owner: str, where: str, found: str, mutable: boo
         "but has no hash, so it cannot be a static value. Pass it to a parameter that is not Static, where its "
         "arrays are traced and its Static fields still select the program."
     )
+
+
+name_as_exported(globals())  # last, so that every class _public.ERRORS declares here is defined

@@ -90,10 +90,6 @@ class Layout:
         return cls(function, signature, frozenset(static), params.nodiff - static, tuple(sorted(extras)),
                    frozenset(keywords))
 
-    @property
-    def static_labels(self) -> tuple[str, ...]:
-        return tuple(n for n in self.signature.parameters if n in self.static)
-
     def assemble(self, dynamic: Mapping[str, Any], statics: Mapping[str, Any], *,
                  defaults: bool = True) -> tuple[list[Any], dict[str, Any]]:
         """Rebuild the call of the user's function from its parts, by parameter name. ``defaults=False`` leaves out

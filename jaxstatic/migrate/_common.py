@@ -6,7 +6,7 @@ Only ``jaxstatic.migrate`` imports this (through ``_cli``): the runtime never ne
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import ClassVar
 
 import libcst as cst
@@ -136,15 +136,26 @@ class Rule(VisitorBasedCodemodCommand):
 
     def annotate_donated(self, fn: cst.FunctionDef, names: set[str]) -> cst.FunctionDef:
         """``fn`` with each parameter in ``names`` annotated ``Donate[...]`` (``Donate[Any]`` where it had none)."""
+        def donated(p: cst.Param) -> cst.Annotation | None:
+            if self.is_donate(p.annotation):
+                return None
+            inner = p.annotation.annotation if p.annotation else self.need("Any")
+            return cst.Annotation(cst.Subscript(self.need("Donate"), [cst.SubscriptElement(cst.Index(inner))]))
+
+        return self.annotate_params(fn, names, donated)
+
+    @staticmethod
+    def annotate_params(fn: cst.FunctionDef, names: set[str],
+                        annotated: Callable[[cst.Param], cst.Annotation | None]) -> cst.FunctionDef:
+        """``fn`` with each parameter in ``names`` given the annotation ``annotated`` makes of it (``None``: left as
+        it was), every kind of parameter alike."""
         def one(p: cst.Param) -> cst.Param:
-            if p.name.value not in names or self.is_donate(p.annotation):
+            annotation = annotated(p) if p.name.value in names else None
+            if annotation is None:
                 return p
-            inner = p.annotation.annotation if p.annotation else None
-            if inner is None:
-                inner = self.need("Any")
-            donate = cst.Annotation(cst.Subscript(self.need("Donate"), [cst.SubscriptElement(cst.Index(inner))]))
+            # "n=1" gains spaces with its annotation: "n: Static[Any] = 1", as PEP 8 writes it
             equal = cst.AssignEqual() if p.annotation is None and p.default is not None else p.equal
-            return p.with_changes(annotation=donate, equal=equal)
+            return p.with_changes(annotation=annotation, equal=equal)
 
         params = fn.params
         return fn.with_changes(params=params.with_changes(

@@ -130,22 +130,16 @@ class _Jitting(Rule):
     def annotate(self, fn: cst.FunctionDef, names: set[str]) -> cst.FunctionDef:
         """``fn`` with each parameter in ``names`` annotated ``Static[...]``."""
 
-        def one(p: cst.Param) -> cst.Param:
-            if p.name.value not in names or self.is_static(p.annotation) or self.written_static(p.annotation):
-                return p
+        def static(p: cst.Param) -> cst.Annotation | None:
+            if self.is_static(p.annotation) or self.written_static(p.annotation):
+                return None
             annotation = p.annotation.annotation if p.annotation else None
             if annotation is not None and _is_none(p.default) and not admits_none(annotation):
                 # "axis: int = None" ran clean under jax.jit; Static[int] would warn at every call given None
                 annotation = or_none(annotation)
-            static = self.static_of(annotation)
-            # "n=1" gains spaces with its annotation: "n: Static[Any] = 1", as PEP 8 writes it
-            equal = cst.AssignEqual() if p.annotation is None and p.default is not None else p.equal
-            return p.with_changes(annotation=static, equal=equal)
+            return self.static_of(annotation)
 
-        params = fn.params
-        return fn.with_changes(params=params.with_changes(
-            posonly_params=[one(p) for p in params.posonly_params], params=[one(p) for p in params.params],
-            kwonly_params=[one(p) for p in params.kwonly_params]))
+        return self.annotate_params(fn, names, static)
 
     def rewritten(self, call: cst.Call, transform: Transform, statics: Sequence[cst.Arg], drop_first: bool
                   ) -> cst.BaseExpression:

@@ -21,6 +21,10 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,3 +114,10 @@ def _attach_outputs(blocks: list[Block]) -> list[Block]:
 
 def normalize(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+
+
+def mypy_cache(request: pytest.FixtureRequest, name: str, fallback: Path) -> Path:
+    """Where mypy keeps its cache for ``name``'s runs: pytest's cache folder, so that a second run is quick, or
+    ``fallback`` when pytest runs without it (``-p no:cacheprovider``, which removes ``config.cache``)."""
+    cache = getattr(request.config, "cache", None)
+    return cache.mkdir(name) if cache is not None else fallback

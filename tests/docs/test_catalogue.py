@@ -9,7 +9,7 @@ stubs.
 
 from __future__ import annotations
 
-import inspect
+import importlib
 import os
 import re
 import subprocess
@@ -20,19 +20,26 @@ import pytest
 from jaxstatic_mypy import _errorcodes
 from mypy.errorcodes import ErrorCode
 
-import jaxstatic
+from jaxstatic import _public
 
-from ._blocks import ROOT, Block, normalize, parse
+from ._blocks import ROOT, Block, mypy_cache, normalize, parse
 
 ERRORS = ROOT / "docs/reference/errors.md"
 ERROR_CODES = ROOT / "docs/reference/error-codes.md"
 PYRIGHT = ROOT / "docs/type-checking/pyright.md"
 STUBS = ROOT / "docs/type-checking/stubs.md"
 
-EXPORTED = sorted(
-    name for name in jaxstatic.__all__
-    if inspect.isclass(obj := getattr(jaxstatic, name)) and issubclass(obj, BaseException)
-)
+EXPORTED = sorted(name for names in _public.ERRORS.values() for name in names)
+
+
+def _exported(name: str) -> type[BaseException]:
+    """The class ``_public`` declares, from the module that defines it (``jaxstatic.<name>`` may be missing yet:
+    ``tests/runtime/test_public.py`` says so)."""
+    module = next(module for module, names in _public.ERRORS.items() if name in names)
+    cls: type[BaseException] = getattr(importlib.import_module(f"jaxstatic.{module}"), name)
+    return cls
+
+
 CODES = sorted(c.code for c in vars(_errorcodes).values() if isinstance(c, ErrorCode))
 
 
@@ -56,14 +63,22 @@ def test_the_catalogue_knows_the_classes_and_codes() -> None:
 @pytest.mark.parametrize("name", EXPORTED)
 def test_every_exported_error_and_warning_has_a_section_with_an_example(name: str) -> None:
     found = sections(ERRORS)
-    assert name in found, f"{ERRORS.relative_to(ROOT)} has no '## {name}' section"
-    cls = getattr(jaxstatic, name)
+    assert name in found, (f"{ERRORS.relative_to(ROOT)} has no '## {name}' section: add one (a run example whose "
+                           f"Output shows {name}, then the fix), as every exported error and warning has")
+    cls = _exported(name)
     # a base class is shown by one of its subclasses (JaxstaticError by the error it catches)
-    shown = {n for n in EXPORTED if issubclass(getattr(jaxstatic, n), cls)}
+    shown = {n for n in EXPORTED if issubclass(_exported(n), cls)}
     examples = [b for b in found[name] if b.kind == "run" and b.expected is not None
                 and shown & set(re.findall(r"\w+", b.expected))]
     assert examples, (f"'## {name}' in {ERRORS.relative_to(ROOT)} has no run example whose Output shows "
                       f"{name} (or a subclass of it)")
+
+
+@pytest.mark.parametrize("name", EXPORTED)
+def test_every_exported_error_and_warning_has_a_row_in_the_table(name: str) -> None:
+    rows = [line for line in ERRORS.read_text().splitlines() if line.startswith(f"| [`{name}`](#{name.lower()}) |")]
+    assert len(rows) == 1, (f"the table at the top of {ERRORS.relative_to(ROOT)} has no row for {name}: add "
+                            f"`| [`{name}`](#{name.lower()}) | <base classes> | <raised or issued when> |`")
 
 
 def test_every_section_of_the_catalogue_is_an_exported_class() -> None:
@@ -110,7 +125,7 @@ def test_the_stubs_page_shows_what_mypy_says_with_the_stubs(tmp_path: Path, requ
     examples = [b for b in parse(STUBS) if b.directive and "mypy with the stubs" in b.directive]
     assert examples, f"{STUBS.relative_to(ROOT)} has no example marked '<!-- not run: mypy with the stubs ... -->'"
     (tmp_path / "mypy.ini").write_text(f"[mypy]\nmypy_path = {ROOT / 'typeshed_stubs'}\n")
-    cache = request.config.cache.mkdir("docs-stubs-mypy") if request.config.cache else tmp_path / ".cache"
+    cache = mypy_cache(request, "docs-stubs-mypy", tmp_path / ".cache")
     env = {k: v for k, v in os.environ.items() if k not in ("MYPYPATH", "PYTHONPATH")}
     for block in examples:
         (tmp_path / "user.py").write_text(block.code)

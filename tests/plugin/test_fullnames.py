@@ -1,16 +1,18 @@
-"""Every fully qualified name the plugin dispatches on names something that exists at run time.
+"""Every fully qualified name the plugin dispatches on names something that exists at run time, and its tables of
+transforms list what ``jaxstatic/_public.py`` declares (the plugin never imports the runtime, so they are written out).
 
-A renamed module or transform would otherwise switch a check off in silence. (``JAX_STUB_CALLS`` name classes
+A renamed module or a new transform would otherwise switch a check off in silence. (``JAX_STUB_CALLS`` name classes
 that exist only in the jax stubs; ``tests/plugin/test_with_stubs.py`` exercises them.)
 """
 
 from __future__ import annotations
 
 import importlib
-import typing
 
 import pytest
 from jaxstatic_mypy import _fullnames as names
+
+from jaxstatic import _public
 
 RUNTIME_NAMES = sorted(
     names.JAXSTATIC_TRANSFORMS
@@ -41,16 +43,6 @@ def test_transform_decorator_names_are_public_names() -> None:
         assert getattr(jaxstatic, public.split(".")[1], None) is not None, f"jaxstatic does not export {public}"
 
 
-@pytest.mark.parametrize("wrapper", sorted(names.TRANSFORM_WRAPPERS))
-def test_each_wrapper_is_what_its_transform_returns(wrapper: str) -> None:
-    """A variable holding ``vmap(in_axes=0)`` is recognised by the wrapper class its decorator returns."""
-    transform = names.TRANSFORM_WRAPPERS[wrapper]
-    module, _, function = transform.rpartition(".")
-    overloads = typing.get_overloads(getattr(importlib.import_module(module), function))
-    returned = [str(o.__annotations__["return"]) for o in overloads]
-    assert returned and all(wrapper.rpartition(".")[2] in r for r in returned), (transform, returned)
-
-
 def test_attrs_makers_are_those_mypy_knows() -> None:
     """The attrs decorators whose classes the plugin judges are the ones mypy's attrs plugin types."""
     from mypy.plugins import attrs as mypy_attrs
@@ -62,26 +54,53 @@ def test_attrs_makers_are_those_mypy_knows() -> None:
 
 
 
-_TRANSFORM_MODULES = ("jaxstatic._jit", "jaxstatic._vmap_pmap", "jaxstatic._ad", "jaxstatic._custom",
-                      "jaxstatic._shard_map")
-"""The transforms layer (ARCHITECTURE.md): every public function defined there is a transform."""
+
+def _fullname(transform: _public.Transform) -> str:
+    return f"jaxstatic.{transform.module}.{transform.name}"
 
 
-def test_every_public_transform_is_known_to_the_plugin() -> None:
-    """A new transform the plugin does not know loses its ``[jaxstatic-signature]`` and call-site checks silently
-    (``js.jacfwd(erase(f))`` would pass): list it in ``_fullnames`` with its wrapper class."""
-    import inspect
+_TABLES = {
+    "JAXSTATIC_TRANSFORMS": (lambda t: True, "is a transform",
+                             "the plugin checks the signature it receives and its call sites"),
+    "NODIFF_READERS": (lambda t: t.differentiates, "differentiates",
+                       "the plugin reports a decorator that hides a NoDiff parameter only under these"),
+    "DONATING_TRANSFORMS": (lambda t: t.donates, "donates",
+                            "the plugin reads its donate_argnums/donate_argnames and reports a read after donation"),
+}
+"""The plugin's sets of transforms, each with who belongs in it, as ``jaxstatic/_public.py`` says, and why."""
 
+
+@pytest.mark.parametrize("table", sorted(_TABLES))
+def test_each_transform_table_lists_what_the_runtime_declares(table: str) -> None:
+    """The plugin never imports the runtime, so its tables are written out; each must match the declaration."""
+    belongs, what, why = _TABLES[table]
+    listed: frozenset[str] = getattr(names, table)
+    missing = [f"js.{t.name} {what} (jaxstatic/_public.py): add {_fullname(t)!r} to {table} in "
+               f"mypy_plugin/_fullnames.py, since {why}" for t in _public.TRANSFORMS
+               if belongs(t) and _fullname(t) not in listed]
+    assert not missing, "\n".join(missing)
+    stale = sorted(listed - {_fullname(t) for t in _public.TRANSFORMS if belongs(t)})
+    assert not stale, (f"{table} in mypy_plugin/_fullnames.py lists {stale}, which jaxstatic/_public.py does not "
+                       f"declare as a transform that {what}: remove them from {table}, or correct TRANSFORMS there")
+
+
+def test_the_wrapper_table_maps_each_transform_class_to_its_transform() -> None:
+    """A variable holding ``vmap(in_axes=0)`` is known by the wrapper class its decorator returns."""
     import jaxstatic
-    from jaxstatic._core import StaticFunction
 
-    functions, wrappers = set(), set()
-    for public in jaxstatic.__all__:
-        obj = getattr(jaxstatic, public)
-        if inspect.isfunction(obj) and obj.__module__ in _TRANSFORM_MODULES:
-            functions.add(f"{obj.__module__}.{public}")
-        elif isinstance(obj, type) and issubclass(obj, StaticFunction) and obj is not StaticFunction:
-            wrappers.add(f"{obj.__module__}.{obj.__qualname__}")
-    assert functions - names.JAXSTATIC_TRANSFORMS == set(), "transforms missing from JAXSTATIC_TRANSFORMS"
-    assert wrappers - set(names.TRANSFORM_WRAPPERS) == set(), "wrapper classes missing from TRANSFORM_WRAPPERS"
-    assert set(names.TRANSFORM_WRAPPERS.values()) <= functions
+    expected: dict[str, str] = {}
+    missing = []
+    for t in _public.TRANSFORMS:
+        cls = getattr(jaxstatic, t.wrapper)
+        wrapper = f"{cls.__module__}.{cls.__qualname__}"
+        if wrapper in expected:  # remat after checkpoint: the class is known by the first
+            continue
+        expected[wrapper] = _fullname(t)
+        if names.TRANSFORM_WRAPPERS.get(wrapper) != _fullname(t):
+            missing.append(f"js.{t.name} returns {t.wrapper} (jaxstatic/_public.py): add {wrapper!r}: "
+                           f"{_fullname(t)!r} to TRANSFORM_WRAPPERS in mypy_plugin/_fullnames.py, so that a variable "
+                           f"holding its decorator (`d = js.{t.name}(...)`, then `@d`) is checked")
+    assert not missing, "\n".join(missing)
+    stale = sorted(set(names.TRANSFORM_WRAPPERS) - set(expected))
+    assert not stale, (f"TRANSFORM_WRAPPERS in mypy_plugin/_fullnames.py lists {stale}, which no transform of "
+                       f"jaxstatic/_public.py returns: remove them there")

@@ -1,0 +1,139 @@
+"""Each public name is declared once, in ``jaxstatic/_public.py``, and ``jaxstatic/__init__.py`` agrees with it.
+
+``__init__``'s imports and ``__all__`` stay written out, since type checkers read them as written (a name imported only
+through ``__getattr__`` is unknown to mypy and pyright); these tests say what to add there when a name is declared,
+and what to declare when a transform, error or warning is defined. The plugin's tables are held to the same
+declaration by ``tests/plugin/test_fullnames.py``, the docs by ``tests/docs``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+import types
+import typing
+from pathlib import Path
+
+import pytest
+
+import jaxstatic
+from jaxstatic import _public
+from jaxstatic._core import StaticFunction
+from jaxstatic._errors import JaxstaticError
+
+INIT = Path(jaxstatic.__file__)
+PUBLIC = "jaxstatic/_public.py"
+DECLARED = _public.modules()
+
+
+def _imports() -> tuple[dict[str, str], dict[str, str]]:
+    """The names ``__init__.py`` imports as ``X as X``, with the module each comes from: those imported with the
+    package, and those under ``if TYPE_CHECKING:`` (loaded on first use)."""
+    eager: dict[str, str] = {}
+    lazy: dict[str, str] = {}
+    tree = ast.parse(INIT.read_text())
+    blocks = [(eager, tree.body)] + [(lazy, node.body) for node in tree.body
+                                     if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
+    for found, body in blocks:
+        for node in body:
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                for alias in node.names:
+                    if alias.asname == alias.name:  # a re-export; ``from . import _public`` is not one
+                        found[alias.name] = node.module or alias.name
+    return eager, lazy
+
+
+def test_the_declaration_is_read() -> None:
+    # guards the tests below against a declaration that finds nothing, which would make them pass
+    assert {"jit", "grad", "JitFunction", "RetraceError", "Static", "dataclass"} <= set(DECLARED)
+    assert _imports()[0]["jit"] == "_jit" and _imports()[1]["grad"] == "_ad"
+
+
+def test_all_lists_every_declared_name() -> None:
+    declared = {*DECLARED, *_public.SUBMODULES}
+    missing = sorted(declared - set(jaxstatic.__all__))
+    assert not missing, (f"{PUBLIC} declares {missing}, which jaxstatic/__init__.py's __all__ does not list: add "
+                         f"them there, so that `from jaxstatic import *` and type checkers export them")
+    stale = sorted(set(jaxstatic.__all__) - declared)
+    assert not stale, (f"jaxstatic/__init__.py's __all__ lists {stale}, which {PUBLIC} does not declare: declare "
+                       f"each in TRANSFORMS, ERRORS or OTHERS there, by the module it comes from")
+    assert len(jaxstatic.__all__) == len(set(jaxstatic.__all__)), "__all__ lists a name twice"
+
+
+@pytest.mark.parametrize("name", sorted(DECLARED))
+def test_init_imports_each_declared_name_where_type_checkers_see_it(name: str) -> None:
+    module = DECLARED[name]
+    eager, lazy = _imports()
+    where, other = (lazy, eager) if module in _public.LAZY_MODULES else (eager, lazy)
+    place = ("under `if TYPE_CHECKING:` (it loads on first use, through _LAZY)" if where is lazy
+             else "at the top, with the package")
+    assert name not in other, (f"jaxstatic/__init__.py imports {name} from .{other[name]} in the wrong place: "
+                               f"{PUBLIC} declares it from {module}, so import it {place}")
+    assert where.get(name) == module, (f"jaxstatic.{name} is declared in {PUBLIC} (from {module}), but "
+                                       f"jaxstatic/__init__.py does not import it from there: add `{name} as {name}` "
+                                       f"to `from .{module} import (...)` {place}, so that type checkers see it")
+
+
+def test_init_imports_nothing_undeclared() -> None:
+    eager, lazy = _imports()
+    stale = sorted((set(eager) | set(lazy)) - set(DECLARED) - set(_public.SUBMODULES))
+    assert not stale, (f"jaxstatic/__init__.py re-exports {stale}, which {PUBLIC} does not declare: declare each "
+                       f"there (TRANSFORMS, ERRORS or OTHERS), by the module it comes from")
+
+
+@pytest.mark.parametrize("transform", _public.TRANSFORMS, ids=lambda t: t.name)
+def test_each_transform_returns_its_wrapper(transform: _public.Transform) -> None:
+    """The plugin knows a variable holding ``vmap(in_axes=0)`` by the wrapper class the decorator returns."""
+    function = getattr(importlib.import_module(f"jaxstatic.{transform.module}"), transform.name)
+    assert function.__module__ == f"jaxstatic.{transform.module}", (
+        f"{PUBLIC} declares jaxstatic.{transform.name} in {transform.module}, where the plugin looks it up by its "
+        f"full name, but it is defined in {function.__module__}")
+    wrapper = getattr(jaxstatic, transform.wrapper)
+    assert isinstance(wrapper, type) and issubclass(wrapper, StaticFunction), transform
+    returned = [str(o.__annotations__["return"]) for o in typing.get_overloads(function)]
+    assert returned and all(transform.wrapper in r for r in returned), (
+        f"{PUBLIC} declares that jaxstatic.{transform.name} returns {transform.wrapper}, but its overloads "
+        f"return {returned}")
+
+
+def _runtime_modules() -> list[types.ModuleType]:
+    return [importlib.import_module(f"jaxstatic.{m.name}") for m in pkgutil.iter_modules(jaxstatic.__path__)
+            if m.name.startswith("_") and m.name != "_hits"]
+
+
+def test_every_transform_class_is_declared() -> None:
+    wrappers = {t.wrapper for t in _public.TRANSFORMS}
+    for module in _runtime_modules():
+        for name, obj in vars(module).items():
+            if (inspect.isclass(obj) and issubclass(obj, StaticFunction) and obj is not StaticFunction
+                    and obj.__module__ == module.__name__ and not name.startswith("_")):
+                short = module.__name__.rpartition(".")[2]
+                assert name in wrappers, (
+                    f"{module.__name__}.{name} is a transform's class, but {PUBLIC} declares no transform "
+                    f"returning it: add Transform(\"<its function>\", \"{short}\", \"{name}\", ...) to TRANSFORMS "
+                    f"there, saying whether it differentiates (reads NoDiff) and whether it donates")
+
+
+def test_every_error_and_warning_class_is_declared() -> None:
+    declared = {name for names in _public.ERRORS.values() for name in names}
+    for module in _runtime_modules():
+        for name, obj in vars(module).items():
+            if (inspect.isclass(obj) and issubclass(obj, (JaxstaticError, Warning))
+                    and obj.__module__ == module.__name__ and not name.startswith("_")):
+                short = module.__name__.rpartition(".")[2]
+                assert name in declared, (
+                    f"{module.__name__}.{name} is an error or warning class, but {PUBLIC} does not declare "
+                    f"it: add \"{name}\" to ERRORS[\"{short}\"] there, so that it is exported and named "
+                    f"jaxstatic.{name} in tracebacks (name it _{name} if it is not for users)")
+
+
+@pytest.mark.parametrize("name", sorted(n for names in _public.ERRORS.values() for n in names))
+def test_each_exported_error_is_named_as_users_import_it(name: str) -> None:
+    module = next(m for m, names in _public.ERRORS.items() if name in names)
+    cls = getattr(importlib.import_module(f"jaxstatic.{module}"), name)
+    assert issubclass(cls, BaseException), f"{PUBLIC} declares {name} in ERRORS, but it is not an exception class"
+    assert cls.__module__ == "jaxstatic", (
+        f"jaxstatic.{name} shows as {cls.__module__}.{name} in tracebacks: jaxstatic/{module}.py should end with "
+        f"`name_as_exported(globals())` (from ._public), which names the classes ERRORS[\"{module}\"] declares")
