@@ -299,10 +299,7 @@ def _judge_pytree(t: Instance, depth: int, seen: frozenset[str], deps: set[str])
     the children makes it a dynamic pytree, which no rule about hashing fixes."""
     for name, member in _fields(t, deps):
         static = is_static(member)
-        if static:
-            reason = _judge(member, False, depth + 1, seen, deps)
-        else:
-            reason = _judge_child(member, depth + 1, seen, deps)
+        reason = _judge(member, False, depth + 1, seen, deps) if static else _judge_child(member, depth + 1, seen, deps)
         if reason is None:
             continue
         if not static and (isinstance(reason, DynamicPytree) or _any_array(member, 0)):
