@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # What the runtime test suite needs on a machine that has JAX and an accelerator but no network (a TPU host, say),
 # built here, where PyPI is reachable, into one folder to copy there beside the checkout:
-#   - jaxstatic's C extension, compiled in place for that machine's Python (the tests import the checkout's jaxstatic);
+#   - jaxstatic's C extension, compiled for that machine's Python, to copy into the checkout there (the tests import
+#     the checkout's jaxstatic; this checkout's own build is left as it is);
 #   - jaxstatic as a wheel (its pytest plugin is found through the installed distribution's entry point);
 #   - the wheels of the `tests` extra and everything they need, except JAX itself and what comes with it there.
 #
 #   bash tools/accelerator_bundle.sh [FOLDER] [PYTHON]     # defaults: .whl-accel, 3.11 (the TPU hosts' Python)
 #
 # Then, on that machine, in the checkout (docs/contributing.md, "On an accelerator"):
-#   pip install --no-index --no-deps --target /tmp/site FOLDER/*.whl && export PYTHONPATH=$PYTHONPATH:/tmp/site
+#   cp FOLDER/_hits.*.so jaxstatic/ && pip install --no-index --no-deps --target /tmp/site FOLDER/*.whl
+#   export PYTHONPATH=$PYTHONPATH:/tmp/site
 #   JAX_PLATFORMS=tpu,cpu python3 -m pytest -p no:cacheprovider tests/runtime
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,9 +23,9 @@ python="python$py"
 command -v "$python" >/dev/null || { echo "accelerator_bundle: $python not found (pyenv install $py)" >&2; exit 1; }
 rm -rf "$out" && mkdir -p "$out"
 
-# The extension in place, for that Python (the checkout's own builds stay as they are: the name carries the version)
+# jaxstatic's wheel, and its extension beside it, for that Python
 "$python" -m pip wheel -q --no-deps -w "$out" .
-unzip -o -q -j "$out"/jaxstatic-*.whl 'jaxstatic/_hits*.so' -d jaxstatic/
+unzip -o -q -j "$out"/jaxstatic-*.whl 'jaxstatic/_hits*.so' -d "$out"
 
 # The test extra's wheels for that Python, binary only (the machine may have no compiler)
 python3 -m pip download -q --only-binary=:all: --python-version "$py" --implementation cp \
@@ -34,4 +36,4 @@ for whl in "$out"/*.whl; do
     base=$(basename "$whl")
     if [[ $base =~ $theirs ]]; then rm "$whl"; fi
 done
-echo "accelerator_bundle: $(ls "$out" | wc -l) wheels in $out ($(du -sh "$out" | cut -f1)), and $(ls jaxstatic/_hits*"${py/./}"*.so)"
+echo "accelerator_bundle: $(ls "$out"/*.whl | wc -l) wheels and $(basename "$(ls "$out"/_hits*.so)") in $out ($(du -sh "$out" | cut -f1))"
