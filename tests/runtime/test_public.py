@@ -12,6 +12,7 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import sys
 import types
 import typing
 from pathlib import Path
@@ -83,6 +84,7 @@ def test_init_imports_nothing_undeclared() -> None:
                        f"there (TRANSFORMS, ERRORS or OTHERS), by the module it comes from")
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="typing.get_overloads arrived in Python 3.11")
 @pytest.mark.parametrize("transform", _public.TRANSFORMS, ids=lambda t: t.name)
 def test_each_transform_returns_its_wrapper(transform: _public.Transform) -> None:
     """The plugin knows a variable holding ``vmap(in_axes=0)`` by the wrapper class the decorator returns."""
