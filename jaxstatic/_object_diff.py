@@ -22,11 +22,14 @@ import dataclasses
 import functools
 import os
 import re
+import sys
 import types
 from collections.abc import Mapping
 from typing import Any
 
 import jax
+
+from ._keys import safe_repr
 
 _LIMIT = 60  # characters of one side of "->"
 _CONTEXT = 20  # characters kept before the first difference when a side is cut
@@ -282,14 +285,8 @@ _SPACE = re.compile(r"\s*\n\s*")
 
 
 def _repr(value: Any) -> str:
-    """``repr(value)`` on one line (a multi-line Equinox or flax repr joined); a placeholder when it fails."""
-    try:
-        text = repr(value)
-        if type(text) is not str:
-            raise TypeError
-    except Exception:
-        return f"<{_type_name(value)} object>"
-    return _SPACE.sub(" ", text)
+    """``repr(value)`` on one line (a multi-line Equinox or flax repr joined), uncut; a placeholder when it fails."""
+    return _SPACE.sub(" ", safe_repr(value, limit=sys.maxsize))
 
 
 def _one_line(*values: Any) -> str:

@@ -15,6 +15,7 @@ import pkgutil
 import sys
 import types
 import typing
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -105,30 +106,32 @@ def _runtime_modules() -> list[types.ModuleType]:
             if m.name.startswith("_") and m.name != "_hits"]
 
 
-def test_every_transform_class_is_declared() -> None:
-    wrappers = {t.wrapper for t in _public.TRANSFORMS}
+def _classes_defined(*bases: type) -> Iterator[tuple[str, str, str]]:
+    """``(module, its short name, class name)`` of every public class of the runtime's modules deriving from
+    ``bases``, where it is defined."""
     for module in _runtime_modules():
         for name, obj in vars(module).items():
-            if (inspect.isclass(obj) and issubclass(obj, StaticFunction) and obj is not StaticFunction
-                    and obj.__module__ == module.__name__ and not name.startswith("_")):
-                short = module.__name__.rpartition(".")[2]
-                assert name in wrappers, (
-                    f"{module.__name__}.{name} is a transform's class, but {PUBLIC} declares no transform "
-                    f"returning it: add Transform(\"<its function>\", \"{short}\", \"{name}\", ...) to TRANSFORMS "
-                    f"there, saying whether it differentiates (reads NoDiff) and whether it donates")
+            if (inspect.isclass(obj) and issubclass(obj, bases) and obj.__module__ == module.__name__
+                    and not name.startswith("_")):
+                yield module.__name__, module.__name__.rpartition(".")[2], name
+
+
+def test_every_transform_class_is_declared() -> None:
+    wrappers = {t.wrapper for t in _public.TRANSFORMS}
+    for module, short, name in _classes_defined(StaticFunction):
+        assert name in wrappers or name == "StaticFunction", (
+            f"{module}.{name} is a transform's class, but {PUBLIC} declares no transform returning it: add "
+            f"Transform(\"<its function>\", \"{short}\", \"{name}\", ...) to TRANSFORMS there, saying whether it "
+            "differentiates (reads NoDiff) and whether it donates")
 
 
 def test_every_error_and_warning_class_is_declared() -> None:
     declared = {name for names in _public.ERRORS.values() for name in names}
-    for module in _runtime_modules():
-        for name, obj in vars(module).items():
-            if (inspect.isclass(obj) and issubclass(obj, (JaxstaticError, Warning))
-                    and obj.__module__ == module.__name__ and not name.startswith("_")):
-                short = module.__name__.rpartition(".")[2]
-                assert name in declared, (
-                    f"{module.__name__}.{name} is an error or warning class, but {PUBLIC} does not declare "
-                    f"it: add \"{name}\" to ERRORS[\"{short}\"] there, so that it is exported and named "
-                    f"jaxstatic.{name} in tracebacks (name it _{name} if it is not for users)")
+    for module, short, name in _classes_defined(JaxstaticError, Warning):
+        assert name in declared, (
+            f"{module}.{name} is an error or warning class, but {PUBLIC} does not declare it: add \"{name}\" to "
+            f"ERRORS[\"{short}\"] there, so that it is exported and named jaxstatic.{name} in tracebacks (name it "
+            f"_{name} if it is not for users)")
 
 
 @pytest.mark.parametrize("name", sorted(n for names in _public.ERRORS.values() for n in names))
