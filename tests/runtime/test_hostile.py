@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
 import subprocess
 import sys
 import textwrap
@@ -27,6 +26,7 @@ import pytest
 import jaxstatic as js
 from jaxstatic import Static, _extension
 
+from ._devices import cpu_env
 from ._threads import run_together
 
 # -- threads ---------------------------------------------------------------------------------------------------
@@ -293,7 +293,7 @@ def isolated(request: pytest.FixtureRequest) -> Callable[[str], str]:
         pytest.skip("jaxstatic._hits was not built here")
 
     def run(script: str, timeout: int = 60) -> str:
-        env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+        env = cpu_env()
         env.pop("JAXSTATIC_PURE_PYTHON", None)
         if pure:
             env["JAXSTATIC_PURE_PYTHON"] = "1"

@@ -20,6 +20,8 @@ import pytest
 import jaxstatic as js
 from jaxstatic import Static
 
+from ._devices import cpu_env
+
 PACKAGE = str(Path(js.__file__).resolve().parent)
 # A bare ``raise`` re-raises the traceback the error was caught with before Python 3.11, so the frames above JAX's
 # own boundary can be dropped from 3.11 on only (``_traceback.hide``).
@@ -118,7 +120,7 @@ def test_the_environment_variable_decides(tmp_path: Path) -> None:
     path.write_text(script)
     outputs = {}
     for mode in ("", "off"):
-        env = dict(os.environ, JAX_TRACEBACK_FILTERING=mode, JAX_PLATFORMS="cpu")
+        env = cpu_env(JAX_TRACEBACK_FILTERING=mode)
         if not mode:
             del env["JAX_TRACEBACK_FILTERING"]
         run = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True, timeout=120)
