@@ -11,7 +11,6 @@ from ._annotations import (
     static_argnames as static_argnames,
     static_argnums as static_argnums,
 )
-from ._core import BoundMethod as BoundMethod, StaticFunction as StaticFunction
 from ._donate import (
     DONATE as DONATE,
     DeletedArrayError as DeletedArrayError,
@@ -36,6 +35,7 @@ from ._errors import (
 )
 from ._jit import JitFunction as JitFunction, JitMethod as JitMethod, jit as jit
 from ._stats import CacheInfo as CacheInfo, Retrace as Retrace, trace_report as trace_report
+from ._transform import BoundMethod as BoundMethod, StaticFunction as StaticFunction
 
 if TYPE_CHECKING:
     from . import testing as testing

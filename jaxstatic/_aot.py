@@ -18,7 +18,7 @@ from ._plan import Plan
 if TYPE_CHECKING:
     from jax.tree_util import PyTreeDef
 
-_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
+_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _transform
 _R_co = TypeVar("_R_co", covariant=True)
 
 PlanFor = Callable[[tuple[Any, ...], dict[str, Any]], Plan]

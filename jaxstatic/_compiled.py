@@ -13,7 +13,7 @@ call slot at them (``Base``), so no argument tuple or keyword dict is built for 
 
 - ``LaneCall``, the exact-key lane's hit (built by ``_lane``): the call's values in the lane's canonical order
   (static defaults left out filled in), each static value's type checked, the call counted, JAX's program called.
-- ``KeyCall``, the general path's hit for one call shape (``_shapes``), the first positional one and each other shape
+- ``KeyCall``, the general path's hit for one call shape (``_core``), the first positional one and each other shape
   met (keywords, fewer positionals) in front of it (``keyword_calls``): the flat key built as
   ``_codegen`` builds it, for atomic values, floats other than zeros and NaN, containers remembered by identity
   (``_memo``) that still hold the same objects, and dicts rebuilt from the same objects as one remembered by its

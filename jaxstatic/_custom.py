@@ -25,7 +25,6 @@ from typing_extensions import ParamSpec
 from . import _lazy, _options
 from ._annotations import deferring
 from ._body import statics_of
-from ._core import StaticFunction
 from ._errors import (
     AnnotationError,
     missing_rule_error,
@@ -36,6 +35,7 @@ from ._errors import (
 )
 from ._plan import Layout, Plan
 from ._state import Slot
+from ._transform import StaticFunction
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")

@@ -144,7 +144,7 @@ _warned: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 def is_transform_object(fn: object) -> bool:
     """Whether ``fn`` is a jaxstatic transform itself: its class (never its instance, whose attributes a wrapped
     function's may have joined) carries ``StaticFunction``'s mark. Read from the class so that this module needs no
-    import of ``_core``, which imports it."""
+    import of ``_transform``, which imports it."""
     return getattr(type(fn), "_jaxstatic_transform_", False) is True
 
 

@@ -1069,7 +1069,7 @@ static PyType_Spec key_spec = {
    was 2% of a ``jax.jit`` hit, and 6% for a call with a keyword. ``StaticFunction`` derives from ``Base``, whose
    instances carry their own vectorcall slot: ``attach(function, hit)`` points it at the hit, so the call goes from
    the caller's frame to the hit with no tuple, dict or frame in between, and ``attach(function, None)`` returns the
-   function to its class's ``__call__``. The class keeps that hit as ``__call__`` as well (``_core._specialize``),
+   function to its class's ``__call__``. The class keeps that hit as ``__call__`` as well (``_core.Core._specialize``),
    so a call by the argument-tuple protocol (``f(*args, **kwargs)``), through ``f.__call__`` or through
    ``type(f).__call__(f, ...)`` (the hit is a method descriptor: ``hit_method_call``) reaches the same code. */
 
@@ -1403,7 +1403,7 @@ hits_strict_donation(PyObject *module, PyObject *flag)
 }
 
 /* attach(function, hit): calls of ``function`` go straight to ``hit`` (a LaneCall or KeyCall), or, for None, to
-   its class's ``__call__``. ``function``'s class must be its own (``_core._specialize`` makes one per function):
+   its class's ``__call__``. ``function``'s class must be its own (``_core.Core._specialize`` makes one per function):
    the class is marked as taking vectorcall, which Python reads from the class on each call and does not pass on to
    heap subclasses before 3.12 (nor keep after ``__call__`` is set on the class, from 3.12). */
 static PyObject *

@@ -21,17 +21,17 @@ from jax.sharding import PartitionSpec
 from typing_extensions import ParamSpec, Self
 
 from . import _donate, _naming, _options
-from ._core import BoundMethod, StaticFunction
 from ._errors import option_error, unknown_options_error
 from ._plan import Layout, Plan
 from ._state import Slot
+from ._transform import BoundMethod, StaticFunction
 
 if TYPE_CHECKING:
     from jax.stages import Traced
 
     from ._aot import Lowered
 
-_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
+_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _transform
 _P2 = ParamSpec("_P2")
 _R = TypeVar("_R")
 _R2 = TypeVar("_R2")

@@ -17,7 +17,7 @@ its ``Static`` parameters. What stays jaxstatic's:
   then a hit runs no frame of jaxstatic's, and the frame takes the other calls;
 - the traced body, which JAX runs on its own misses only: it counts the trace, explains it and applies
   ``max_traces``, exactly as the general path's body does;
-- every other call goes the general path (``_shapes``): an extra positional argument (to get the function's own
+- every other call goes the general path (``_core``): an extra positional argument (to get the function's own
   error), a dynamic parameter with a default left out, or a static value of any other type (a float, since
   ``0.0 == -0.0``; a container; a local function). The first such value switches the function to the general
   path's dispatcher for good, so general calls pay no extra frame for the lane.

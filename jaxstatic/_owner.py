@@ -1,5 +1,5 @@
 """What the hit paths and the lane need of a jaxstatic function, as a protocol, so that they import nothing of the
-core (the core, ``_shapes.Core``, builds them; they call back into it only through these members).
+core (the core, ``_core.Core``, builds them; they call back into it only through these members).
 
 A function's core satisfies ``Owner``; the members are its private ones, named as it names them. Read-only where the
 core may hold a more precise type (a property in a protocol is covariant).

@@ -94,7 +94,7 @@ class Run:
 
 
 class Programs:
-    """The program cache of a jaxstatic function, and its misses and faults: the part of its core (``_shapes.Core``)
+    """The program cache of a jaxstatic function, and its misses and faults: the part of its core (``_core.Core``)
     that holds the programs, by key."""
 
     def __init__(self, hooks: Hooks, stats: TraceStats) -> None:

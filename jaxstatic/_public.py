@@ -57,7 +57,7 @@ ERRORS = {
 OTHERS = {
     "_annotations": ("Static", "NoDiff", "STATIC", "NODIFF", "static_argnames", "static_argnums"),
     "_donate": ("Donate", "DONATE", "donate_argnames", "donate_argnums", "set_strict_donation"),
-    "_core": ("StaticFunction", "BoundMethod"),
+    "_transform": ("StaticFunction", "BoundMethod"),
     "_jit": ("JitMethod",),
     "_stats": ("CacheInfo", "Retrace", "trace_report"),
     "_aot": ("Lowered", "Compiled"),

@@ -26,12 +26,12 @@ from jax.sharding import PartitionSpec
 from typing_extensions import ParamSpec
 
 from . import _compat, _options
-from ._core import StaticFunction
 from ._errors import option_error
 from ._plan import Layout, Plan
 from ._state import Slot
+from ._transform import StaticFunction
 
-_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
+_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _transform
 _R = TypeVar("_R")
 
 _VARIADIC = ("varpos", "varkw")
@@ -42,7 +42,7 @@ INFER: Any = _compat.INFER
 
 def packed(plan: Plan, body: Callable[..., Any], transform: Callable[[Callable[..., Any]], Callable[..., Any]],
            ) -> Callable[..., Any]:
-    """``transform(body)`` as a program taking ``plan``'s dynamic values (``_core``'s calling convention).
+    """``transform(body)`` as a program taking ``plan``'s dynamic values (``StaticFunction._build``'s calling convention).
 
     ``transform`` receives a function of the program arguments ``program_names(plan)``: the named dynamic
     parameters, then the ``*args`` extras as one tuple, then the ``**kwargs`` extras as one dict. Without variadic

@@ -9,7 +9,7 @@ before, and then the jit made over it.
 
 Where the shared functions are kept: in the user's function itself, under ``ATTRIBUTE`` in its ``__dict__``, keyed
 by the transform and its options. A registry outside the function would keep every function alive for ever; kept
-in the function, they go with it. What is kept there is the transform, with its core (``_shapes.Core``: the
+in the function, they go with it. What is kept there is the transform, with its core (``_core.Core``: the
 programs, statistics and call shapes), which holds the function only weakly; ``js.jit(f)`` returns a handle sharing
 the transform's ``__dict__``, core, class and hit in C, which holds ``f`` (the handle alive is returned again:
 ``js.jit(f) is js.jit(f)``). So no reference cycle runs through the function, and as with ``jax.jit`` an array a
@@ -145,7 +145,7 @@ _PLAIN: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
 def _version(base: Any) -> tuple[Any, ...]:
     """What a function's transforms were made from that a debugger or autoreload replaces in place (its code,
     defaults, annotations; an instance's class): an entry made from other ones is made again."""
-    if type(base) is not types.FunctionType:  # a transform's class changes as it specializes (_core): not read
+    if type(base) is not types.FunctionType:  # a transform's class changes as it specializes (_core.Core._specialize): not read
         return () if isinstance(type(base), Transform) else (type(base),)
     return base.__code__, base.__defaults__, base.__kwdefaults__, _annotations(base)
 

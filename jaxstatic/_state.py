@@ -1,8 +1,8 @@
 """What a jaxstatic function's core and its transform say to each other: the hooks the core calls (``Hooks``), and
 the program's ``Slot``.
 
-A function transformed by jaxstatic is two objects. The transform (``StaticFunction``, ``_core``; a subclass per
-transform) holds the options and knows how to build a JAX program; the core (``_shapes.Core``, over
+A function transformed by jaxstatic is two objects. The transform (``StaticFunction``, ``_transform``; a subclass per
+transform) holds the options and knows how to build a JAX program; the core (``_core.Core``, over
 ``_programs.Programs``) holds the programs, their keys and the call shapes, and calls the transform through
 ``Hooks``. Each declares its own attributes where it sets them, and neither imports the other.
 """

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any, Generic, TypeVar, overload
 
-from . import _core, _stats
+from . import _stats, _transform
 from ._errors import RetraceError
 from ._stats import Retrace, TraceEvent, TraceStats
 
@@ -217,8 +217,8 @@ def count_error(watch: Watch, kinds: frozenset[str], n: int | None, at_most: int
 def _stats_of(fn: Callable[..., Any], where: str) -> TraceStats:
     """The counters of a jaxstatic function (or of a method bound from one); a clear TypeError for anything else,
     a foreign wrapper of a jaxstatic function included."""
-    target = fn.func if isinstance(fn, _core.BoundMethod) else fn
-    if isinstance(target, _core.StaticFunction):
+    target = fn.func if isinstance(fn, _transform.BoundMethod) else fn
+    if isinstance(target, _transform.StaticFunction):
         return target._core._stats
     name = where.partition("(")[0]
     inner, path = _wrapped(fn)
@@ -232,21 +232,21 @@ def _stats_of(fn: Callable[..., Any], where: str) -> TraceStats:
                     f"jaxstatic one (js.jit rather than jax.jit), or name the jaxstatic function itself ({path}).")
 
 
-def _wrapped(fn: object) -> tuple[_core.StaticFunction[Any, Any] | None, str]:
+def _wrapped(fn: object) -> tuple[_transform.StaticFunction[Any, Any] | None, str]:
     """The jaxstatic function a foreign wrapper wraps through ``__wrapped__``, and the expression that reaches it."""
     path = "fn"
     for _ in range(64):  # a __wrapped__ cycle cannot hang the error
         fn = getattr(fn, "__wrapped__", None)
         path += ".__wrapped__"
-        if fn is None or isinstance(fn, _core.StaticFunction):
+        if fn is None or isinstance(fn, _transform.StaticFunction):
             return fn, path
     return None, path
 
 
 def _kind(fn: Callable[..., Any]) -> str:
     """``trace`` for a transform that compiles (jit, pmap, shard_map), ``build`` for one that leaves it to a jit."""
-    target = fn.func if isinstance(fn, _core.BoundMethod) else fn
-    return "trace" if isinstance(target, _core.StaticFunction) and target._counts_traces else "build"
+    target = fn.func if isinstance(fn, _transform.BoundMethod) else fn
+    return "trace" if isinstance(target, _transform.StaticFunction) and target._counts_traces else "build"
 
 
 def name_of(fn: Callable[..., Any]) -> str:

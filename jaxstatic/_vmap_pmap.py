@@ -29,16 +29,16 @@ import jax
 from typing_extensions import ParamSpec
 
 from . import _compat, _donate, _lazy, _naming, _options
-from ._core import StaticFunction
 from ._errors import option_error
 from ._plan import Layout, Plan
 from ._shard_map import packed, program_names
 from ._state import Slot
+from ._transform import StaticFunction
 
 if TYPE_CHECKING:
     from ._aot import Lowered
 
-_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _core
+_P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _transform
 _R = TypeVar("_R")
 
 _VARIADIC = ("varpos", "varkw")

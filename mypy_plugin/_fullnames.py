@@ -23,7 +23,7 @@ MARKER_OBJECTS: Final = {
 ANNOTATED: Final = frozenset({"typing.Annotated", "typing_extensions.Annotated"})
 
 JAXSTATIC_JIT: Final = "jaxstatic._jit.jit"
-BOUND_METHOD: Final = "jaxstatic._core.BoundMethod"
+BOUND_METHOD: Final = "jaxstatic._transform.BoundMethod"
 """``obj.method`` for a transformed method (``JitMethod`` for a jitted one): typed as the method without ``self``."""
 JAXSTATIC_TRANSFORMS: Final = frozenset(
     {

@@ -626,7 +626,7 @@ def test_jax_errors_inside_the_body_point_at_the_users_function_and_parameters()
     text = str(info.value)
     assert f"branchy at {__file__}:" in text
     assert "weights" in text
-    assert "_core.py" not in text and "dyn[0]" not in text
+    assert "_transform.py" not in text and "dyn[0]" not in text
 
 
 class _Scale:

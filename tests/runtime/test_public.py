@@ -22,8 +22,8 @@ import pytest
 
 import jaxstatic
 from jaxstatic import _public
-from jaxstatic._core import StaticFunction
 from jaxstatic._errors import JaxstaticError
+from jaxstatic._transform import StaticFunction
 
 INIT = Path(jaxstatic.__file__)
 PUBLIC = "jaxstatic/_public.py"

@@ -129,4 +129,4 @@ def test_the_environment_variable_decides(tmp_path: Path) -> None:
                                   f"    f(jnp.ones(1), 2)\n  File \"{path}\", line 4, in f\n"
                                   "    raise ValueError('boom')\nValueError: boom\n")
     # a first call runs in the call itself, then the lane's body
-    assert "/jaxstatic/_core.py" in outputs["off"] and "/jaxstatic/_lane.py" in outputs["off"]
+    assert "/jaxstatic/_transform.py" in outputs["off"] and "/jaxstatic/_lane.py" in outputs["off"]
