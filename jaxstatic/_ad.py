@@ -23,9 +23,9 @@ from typing_extensions import ParamSpec
 from . import _options
 from ._custom import CustomJVPFunction, CustomVJPFunction
 from ._errors import missing_argument_error, missing_extra_error, option_error
+from ._parts import Slot
 from ._plan import Layout, Plan
 from ._programs import is_traceable
-from ._state import Slot
 from ._transform import StaticFunction
 
 _P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _transform

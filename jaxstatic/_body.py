@@ -14,8 +14,8 @@ from typing import Any
 
 from . import _codegen, _explain, _freeze, _lane, _naming
 from ._lane import jit_disabled
+from ._parts import Hooks, Slot
 from ._plan import Plan
-from ._state import Hooks, Slot
 from ._stats import TraceStats
 
 

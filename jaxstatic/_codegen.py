@@ -126,23 +126,22 @@ def _indent(lines: list[str]) -> list[str]:
     return ["    " + line for line in lines]
 
 
-def _run_lines(run: str, p: str = "") -> list[str]:
-    """A ``Runs`` (the expression ``run``: a miss, ``_programs.Run``), run in the generated function's own frame, so
-    that a trace runs one frame of jaxstatic's (this one) above the body, as close as it can get to jax.jit's. ``p``
-    prefixes the names it sets (the lane's ``__call__`` has the user's parameters for locals)."""
-    return [f"{p}run = {run}", "try:", f"    {p}result = {p}run.program(*{p}run.pos, **{p}run.kw)",
-            f"except BaseException as {p}err:", f"    {p}raised = {p}run.fail({p}err)", f"    if {p}raised is {p}err:",
-            "        raise", f"    raise {p}raised from None", f"return {p}run.done({p}result)"]
+def _miss_lines(miss: str, p: str = "") -> list[str]:
+    """The ``_parts.Miss`` that the expression ``miss`` gives, run in the generated function's own frame (why:
+    ``Miss``). ``p`` prefixes the names it sets (the lane's ``__call__`` has the user's parameters for locals)."""
+    return [f"{p}miss = {miss}", "try:", f"    {p}result = {p}miss.program(*{p}miss.pos, **{p}miss.kw)",
+            f"except BaseException as {p}err:", f"    {p}raised = {p}miss.fail({p}err)", f"    if {p}raised is {p}err:",
+            "        raise", f"    raise {p}raised from None", f"return {p}miss.done({p}result)"]
 
 
 def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, Callable[..., Any]]:
     """``{"key": key, "dispatch": dispatch, "entry": entry}`` for one call shape.
 
-    ``namespace`` supplies ``cache``, ``lookup`` (its bound ``get``), ``touch``, ``miss``, ``freeze_pair``,
-    ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``, ``failed``, ``uncomparable``, ``next_call``,
+    ``namespace`` supplies ``cache``, ``lookup`` (its bound ``get``), ``touch``, ``missed`` (the ``Miss`` of a key
+    not cached), ``freeze_pair``, ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``, ``failed``, ``uncomparable``, ``next_call``,
     ``reroute`` and ``route`` (the dispatcher of any call's shape). The dispatcher takes ``(args, kwargs)``: it
     counts the call, builds the key, looks the program up (keeping the cache's order of use when it holds more than
-    one), and calls it with the dynamic values, or runs the miss (``_run_lines``). A plan for keyword calls is found
+    one), and calls it with the dynamic values, or runs the miss (``_miss_lines``). A plan for keyword calls is found
     by keyword names alone, so it checks the number of positionals and reroutes on a mismatch.
     ``entry(self, *args, **kwargs)`` does the same as a ``__call__`` for calls of this shape, and hands any other
     shape to that shape's dispatcher: the first positional shape's is the function's own ``__call__`` (one Python
@@ -159,7 +158,7 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, 
     # ValueError too, as jax.jit does; a __hash__ that raises is raised as it is (uncomparable tells them apart).
     body = [*key_lines, f"key = {key_expr}", "try:", "    fn = lookup(key)", "except Exception as err:",
             "    raise uncomparable(key, args, kwargs, err)", "next_call()",
-            "if fn is None:", *_indent(_run_lines("miss(key, args, kwargs)")),
+            "if fn is None:", *_indent(_miss_lines("missed(key, args, kwargs)")),
             "try:", "    if len(cache) > 1:", "        touch(key)", f"    return fn({call})",
             "except TypeError as err:", "    raise dynamic_error(args, kwargs, err)",
             "except BaseException:", "    failed(args, kwargs)", "    raise"]
@@ -230,7 +229,7 @@ def generate_lane(layout: Layout, namespace: dict[str, Any], function: str) -> C
               "        except TypeError as _js_err:",
               f"            raise _js_dynamic_error({pos_tuple}, {kw_dict}, _js_err)",
               "        except BaseException:", f"            _js_failed({pos_tuple}, {kw_dict})", "            raise",
-              *_indent(_run_lines(f"_js_switch(_js_self, {pos_tuple}, {kw_dict})", "_js_"))]
+              *_indent(_miss_lines(f"_js_switch(_js_self, {pos_tuple}, {kw_dict})", "_js_"))]
     # The outermost frame of a call drops jaxstatic's frames from a failure's traceback (``_traceback.hide``); a
     # ``try`` costs nothing when the call succeeds.
     lines = [lines[0], "  try:", *(" " * 2 + line for line in lines[1:]),

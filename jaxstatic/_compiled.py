@@ -1,6 +1,6 @@
 """The cache hits in C (``_hits.c``) of the general path: what builds them from a function's call shapes, attaches
 them to the function, and what they hand a failure to (the lane builds its own, ``_lane``; both stand on
-``_extension``, and see the function through ``_owner.Owner``).
+``_extension``, and see the function through ``_parts.Owner``).
 
 A hit in C does exactly what the generated Python code of the same call does (``_codegen``), for the calls it
 can take whole, and hands every other call to that code unchanged; so the two can never disagree about what a call
@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from . import _codegen, _extension, _freeze, _traceback
-from ._owner import Owner
+from ._parts import Owner
 from ._plan import Plan
 
 

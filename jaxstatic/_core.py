@@ -18,10 +18,9 @@ from typing import Any
 
 from . import _codegen, _compiled, _freeze, _lane, _options, _typecheck
 from ._errors import non_static_error
-from ._owner import Generated, Runs
-from ._plan import Layout, Plan
+from ._parts import Dispatch, Generated, Hooks, Miss, Slot
+from ._plan import Plan
 from ._programs import Programs
-from ._state import Dispatch, Hooks, Slot
 from ._stats import TraceStats
 
 
@@ -41,15 +40,12 @@ class Core(Programs):
         self._lane_checked = False  # whether the first call has shown if the lane can be taken
         self._handles: tuple[weakref.ref[Any], ...] = ()  # replaced whole, never changed: read by any thread
 
-    def _layout(self) -> Layout:
-        return self._hooks._layout()
-
     def _shape(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Generated]:
         """The plan and generated functions of this call's shape, made when the shape is first seen."""
         shape = (len(args), *kwargs) if kwargs else len(args)
         found = self._shapes.get(shape)
         if found is None:
-            plan = Plan.bind(self._layout(), len(args), tuple(kwargs), self._variants)
+            plan = Plan.bind(self._hooks._layout(), len(args), tuple(kwargs), self._variants)
             if not self._lane_checked:
                 self._install_lane()
             entry = self._lane is None and not kwargs and not any(isinstance(k, int) for k in self._shapes)
@@ -110,7 +106,7 @@ class Core(Programs):
                 return
             self._lane_checked = True
             if self._hooks._takes_lane() and self._stats.maxsize == _options.JAX_JIT_CACHE_SIZE and _lane.eligible(
-                    self._layout(), _typecheck.declared_types(self._fn)):
+                    self._hooks._layout(), _typecheck.declared_types(self._hooks._fn)):
                 self._lane = _lane.Lane(self, self._hooks._lane_program, self._call)
                 self._specialize(self._lane.call)
                 self._stats.currsize = self._lane.currsize
@@ -135,10 +131,9 @@ class Core(Programs):
         _compiled.keyword_calls(self)  # a shape met: a hit in C of its own
         return dispatch
 
-    def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Runs:
-        """Any call, as a ``Run`` (``_programs``) its caller runs in its own frame, as the dispatcher runs a miss:
-        the first call of a function, and the first the lane hands the general path, trace one frame of jaxstatic's
-        below the call, as every other miss does. A shape not met before gets its dispatcher (``_new_dispatch``); a
+    def _call_as_miss(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Miss:
+        """Any call, as a ``Miss`` its caller runs in its own frame, as the dispatcher runs one: the first call of a
+        shape, and the first the lane hands the general path. A shape not met before gets its dispatcher (``_new_dispatch``); a
         key cached runs its program as a miss that finds it cached does."""
         self._dispatcher(args, kwargs)  # made if need be: later calls of this shape go to it
         plan, code = self._shape(args, kwargs)
@@ -201,7 +196,7 @@ class Core(Programs):
             "lookup": self._cache.get,
             "touch": touch,
             "next_call": self._stats.calls.__next__,
-            "miss": functools.partial(self._miss, plan),
+            "missed": functools.partial(self._miss, plan),
             "freeze_pair": self._pair_freezer(plan), "remembered": self._memo.remembered,
             "dynamic_error": functools.partial(self._failed_dynamic, plan),
             "failed": functools.partial(self._failed, plan),

@@ -33,8 +33,8 @@ from ._errors import (
     rule_output_error,
     rule_signature_error,
 )
+from ._parts import Slot
 from ._plan import Layout, Plan
-from ._state import Slot
 from ._transform import StaticFunction
 
 _P = ParamSpec("_P")

@@ -22,8 +22,8 @@ from typing_extensions import ParamSpec, Self
 
 from . import _donate, _naming, _options
 from ._errors import option_error, unknown_options_error
+from ._parts import Slot
 from ._plan import Layout, Plan
-from ._state import Slot
 from ._transform import BoundMethod, StaticFunction
 
 if TYPE_CHECKING:

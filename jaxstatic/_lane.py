@@ -42,7 +42,7 @@ from typing import Any
 import jax
 
 from . import _codegen, _compat, _compiled, _explain, _extension, _freeze, _naming, _typecheck
-from ._owner import Owner, Runs
+from ._parts import Miss, Owner
 from ._plan import Layout, Plan
 
 MakeProgram = Callable[[Callable[..., Any], tuple[int, ...], tuple[str, ...]], Any]
@@ -57,21 +57,6 @@ def eager(stats: Any, call: Callable[..., Any], args: Any, kwargs: Any) -> Any:
     out = call(*args, **kwargs)
     next(stats.eager)
     return out
-
-
-class _Again:
-    """The lane's own call made again, as a ``Runs``: a static value it keeps from now on (``Lane.switch``)."""
-
-    __slots__ = ("kw", "pos", "program")
-
-    def __init__(self, program: Callable[..., Any], pos: tuple[Any, ...], kw: dict[str, Any]) -> None:
-        self.program, self.pos, self.kw = program, pos, kw
-
-    def done(self, result: Any) -> Any:
-        return result
-
-    def fail(self, err: BaseException) -> BaseException:
-        return err
 
 
 def eligible(layout: Layout, declared: Mapping[str, Any]) -> bool:
@@ -106,7 +91,7 @@ class Lane:
     positional parameter by position, every keyword-only one by name) in which the lane always calls JAX."""
 
     def __init__(self, owner: Owner, make: MakeProgram, general: Callable[..., Any]) -> None:
-        layout = owner._layout()
+        layout = owner._hooks._layout()
         params = list(layout.signature.parameters.values())
         self.owner, self.general, self.switched = owner, general, False
         # The keys traced, oldest first, at most cache_size: cache_info's programs (JAX's own count is per shape)
@@ -136,15 +121,15 @@ class Lane:
         owner, plan, key_of = self.owner, self.plan, self.key
         from . import _hidden
 
-        stats, fn = owner._stats, owner._fn
+        stats, fn = owner._stats, owner._hooks._fn
         labels = [name for name, _ in plan.statics]
 
         def body(*args: Any, **kwargs: Any) -> Any:
             # read at each trace (a call runs through an object holding the function), never held by the program
-            call = _hidden.explaining(owner._fn, layout.static)
+            call = _hidden.explaining(owner._hooks._fn, layout.static)
             if jit_disabled():
                 return eager(stats, call, args, kwargs)
-            _typecheck.check(owner._fn, owner._name, plan.static_values(args, kwargs))  # JAX's miss: new values
+            _typecheck.check(owner._hooks._fn, owner._name, plan.static_values(args, kwargs))  # JAX's miss: new values
             key = key_of(args, kwargs)
             signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)),
                                                 ((n, src.get(args, kwargs)) for n, src in plan.dynamics))
@@ -178,14 +163,14 @@ class Lane:
         binds it or says why not."""
         return self.general(*self.canonical(pos, kwonly, rest))
 
-    def switch(self, fn: Any, pos: tuple[Any, ...], kwonly: dict[str, Any]) -> Runs:
-        """A static value the lane has not taken yet, as a call for the lane's ``__call__`` to run (``Runs``): a
+    def switch(self, fn: Any, pos: tuple[Any, ...], kwonly: dict[str, Any]) -> Miss:
+        """A static value the lane has not taken yet, as a call for the lane's ``__call__`` to run (a ``Miss``): a
         module-level function or class is kept, and the call taken; any other from now on makes the general path's
         dispatcher ``__call__`` (the lane's frame would only add to every such call), this call goes the general
-        path (``_run``), and keys the lane has seen stay the lane's (``adapter``)."""
+        path (``Core._call_as_miss``), and keys the lane has seen stay the lane's (``adapter``)."""
         values = dict(zip(self.positional, pos), **kwonly)
         if not self.switched and all(self.admits(values[name]) for name in self.statics):
-            return _Again(functools.partial(self.entry, fn), pos, kwonly)
+            return Miss.plain(functools.partial(self.entry, fn), pos, kwonly)
         if not self.switched:
             self.switched = True
             self.owner._unspecialize()
@@ -197,7 +182,7 @@ class Lane:
                 owner = self.owner
                 owner._specialize(_compiled.key_call(owner, plan, code["entry"], owner._namespace(plan)))
             _compiled.keyword_calls(self.owner)  # the shapes met so far: hits in C of their own
-        return self.owner._run(*self.canonical(pos, kwonly, ()))
+        return self.owner._call_as_miss(*self.canonical(pos, kwonly, ()))
 
     # -- keys the general path meets -------------------------------------------------------------------------
 

@@ -23,74 +23,12 @@ from ._body import traced_body
 from ._errors import non_array_error, uncomparable_error
 from ._lane import jit_disabled
 from ._memo import IdentityMemo
+from ._parts import Hooks, Miss, Slot
 from ._plan import Plan
-from ._state import Hooks, Slot
 from ._stats import TraceStats
 
 EVICTED = "its compiled program had been evicted to keep at most cache_size={} programs"
 EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they cause (hashes keep no value alive)
-
-
-class _InFlight:
-    """A program being traced for the first time, by ``owner`` (a thread id): the lane's (``lane``) or its own, and,
-    for a transform whose traces a jit counts, the build being counted (``built``, ``record``)."""
-
-    __slots__ = ("built", "done", "lane", "owner", "program", "record", "slot")
-
-    def __init__(self, owner: int, program: Any, slot: Slot, lane: bool, built: _explain.Signature | None,
-                 record: Any) -> None:
-        self.owner, self.program, self.slot, self.lane = owner, program, slot, lane
-        self.built, self.record = built, record
-        self.done = threading.Event()
-
-
-class Run:
-    """A miss under way: the program to call for it and the values to call it with (``program(*pos, **kw)``), the
-    caller's own static values handed to the body while it runs, and what ends the miss once it has run
-    (``done``, ``fail``). Made by ``Programs._miss``; called by the dispatcher's own frame (``_codegen``)."""
-
-    __slots__ = ("args", "flight", "key", "kw", "kwargs", "local", "outer", "owner", "plan", "pos", "program",
-                 "traces")
-
-    def __init__(self, owner: Programs, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                 flight: _InFlight | None, slot: Slot | None, program: Any, pos: Any, kw: Any,
-                 traces: bool = True) -> None:
-        self.owner, self.plan, self.key, self.args, self.kwargs = owner, plan, key, args, kwargs
-        self.flight, self.program, self.pos, self.kw, self.traces = flight, program, pos, kw, traces
-        # the caller's own static values, handed to a body it traces (None: a program cached, which a retrace for
-        # new shapes hands equal values rebuilt from the key, as a hit does)
-        self.local = None if slot is None else slot.local
-        if self.local is not None:
-            self.outer = getattr(self.local, "statics", None)
-            self.local.statics = plan.static_values(args, kwargs)
-
-    def done(self, result: Any) -> Any:
-        """The program returned ``result``: a program traced is cached (``_finish``)."""
-        if self.local is not None:
-            self.local.statics = self.outer
-        if self.flight is not None:
-            try:
-                self.owner._finish(self.key, self.flight, ok=True)
-            except BaseException:
-                self.owner._failed(self.plan, self.args, self.kwargs)
-                raise
-        return result
-
-    def fail(self, err: BaseException) -> BaseException:
-        """The program raised ``err``: what to raise instead (a dynamic value JAX cannot trace, named by its
-        parameter), or ``err`` itself. The key is let go of, and the call counted as failed."""
-        try:
-            try:
-                if self.local is not None:
-                    self.local.statics = self.outer
-                if self.traces and isinstance(err, TypeError):
-                    err = self.owner._dynamic_error(self.plan, self.args, self.kwargs, err)
-            finally:
-                if self.flight is not None:
-                    self.owner._finish(self.key, self.flight, ok=False)
-        finally:
-            self.owner._failed(self.plan, self.args, self.kwargs)
-        return err
 
 
 class Programs:
@@ -98,13 +36,13 @@ class Programs:
     that holds the programs, by key."""
 
     def __init__(self, hooks: Hooks, stats: TraceStats) -> None:
-        self._hooks = hooks  # the transform: its options, and how it builds a program (``_state.Hooks``)
+        self._hooks = hooks  # the transform: its options, and how it builds a program (``_parts.Hooks``)
         self._name = hooks._name  # the function by name, as errors print it (``_naming.display_name``)
         self._stats = stats
         self._cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()  # program by key, oldest first
         stats.currsize = self._cache.__len__
         self._slots: dict[Any, Slot] = {}  # by key: what the program's body reads
-        self._inflight: dict[Any, _InFlight] = {}  # by key: programs being traced for the first time
+        self._inflight: dict[Any, Miss] = {}  # by key: the misses tracing it for the first time (``Miss.claim``)
         self._evicted: collections.deque[int] = collections.deque(maxlen=EVICTED_MEMORY)  # hashes of keys evicted
         # Bookkeeping only: never held while tracing or compiling. Reentrant, because a key's own __hash__/__eq__
         # (or a finalizer) runs under it when the cache is looked up, and may call this very function.
@@ -112,93 +50,81 @@ class Programs:
         self._memo = IdentityMemo()  # static containers remembered by identity (``_memo``)
         self._lane: _lane.Lane | None = None  # the exact-key lane, once the first call shows it can be taken
 
-    @property
-    def _fn(self) -> Callable[..., Any]:
-        """The function transformed (the transform's: ``StaticFunction._fn``)."""
-        return self._hooks._fn
-
-    def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Run:
-        """A key not in the cache: the program to run for it (``Run``), which the caller's own frame calls. A call
-        that raises on the way (in the type check, the transform, the trace) is counted once as failed, never a hit.
-
-        The key is claimed (``_claim``) here, and the miss finished (``Run.done``, ``Run.fail``) after the program's
-        call, never around it: each frame between a call and the traced body is one frame less that nested jitted
-        functions can recurse (JAX's recursion limit is Python's), so the program is called by the dispatcher
-        itself (``_codegen``), and the first call of a key the lane serves calls the lane's program, not its
-        adapter."""
+    def _miss(self, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Miss:
+        """A key not in the cache: the ``Miss`` the caller's own frame runs (why that frame: ``Miss``). A call that
+        raises on the way (in the type check, the transform, the trace) is counted once as failed, never a hit."""
         try:
             # a new static value: checked against its Static[T] here (the lane's body checks its own), never on a hit
             lane = self._lane
             if lane is None or not lane.serves(plan, key):
-                _typecheck.check(self._fn, self._name, plan.static_values(args, kwargs))
+                _typecheck.check(self._hooks._fn, self._name, plan.static_values(args, kwargs))
             # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
             # others keep their meaning (pmap still maps over devices), as JAX's do.
             if self._hooks._eager_without_jit and jit_disabled():
-                return Run(self, plan, key, args, kwargs, None, None,
-                           functools.partial(_lane.eager, self._stats, self._fn), (args, kwargs), {}, traces=False)
-            flight, program, slot = self._claim(plan, key)
-            try:
-                if flight is not None and flight.lane and lane is not None:  # the lane's program, with its arguments
-                    pos, kw = lane.arguments(plan, key, args, kwargs)
-                    return Run(self, plan, key, args, kwargs, flight, slot, lane.program, pos, kw)
-                # a program of its own: new (``flight``), or cached meanwhile, or this thread's own being traced (a
-                # recursive call inside its own trace)
-                pos, kw = plan.dynamic_values(args, kwargs)
-                return Run(self, plan, key, args, kwargs, flight, slot,
-                           flight.program if flight is not None else program, pos, kw)
-            except BaseException:
-                if flight is not None:  # claimed, never run: let go of, for the threads waiting on it
-                    self._finish(key, flight, ok=False)
-                raise
+                return Miss(self, plan, key, args, kwargs, traces=False).runs(
+                    functools.partial(_lane.eager, self._stats, self._hooks._fn), (args, kwargs), {})
+            return self._claim(Miss(self, plan, key, args, kwargs))
         except BaseException:
             self._failed(plan, args, kwargs)
             raise
 
-    def _claim(self, plan: Plan, key: Any) -> tuple[_InFlight | None, Any, Slot | None]:
-        """The claim step of a miss: ``(entry, None, slot)`` with a new in-flight entry when this thread is to trace
-        the key; ``(None, program, None)`` when the program is cached (meanwhile, or by another call shape), run as a
-        hit is; ``(None, program, slot)`` when it is this thread's own, being traced (a recursive call: JAX traces
-        the new shapes nested); waits while another thread traces it."""
+    def _claim(self, miss: Miss) -> Miss:
+        """The claim step of a miss: it becomes the key's in-flight entry when this thread is to trace the key
+        (``_start``); a program cached (meanwhile, or by another call shape) runs as a hit does; this thread's own,
+        being traced, runs with its slot (a recursive call: JAX traces the new shapes nested); it waits while
+        another thread traces the key."""
+        plan, key, args, kwargs = miss._plan(), miss.key, miss.args, miss.kwargs
         me = threading.get_ident()
         while True:
             with self._lock:
                 program = self._cache.get(key)
                 flight = self._inflight.get(key) if program is None else None
                 if program is None and flight is None:
-                    flight = self._inflight[key] = self._start(plan, key, me)
-                    return flight, None, flight.slot
+                    self._inflight[key] = self._start(miss, me)
+                    break
             if program is not None:
-                return None, program, None
+                return miss.runs(program, *plan.dynamic_values(args, kwargs))
             assert flight is not None
-            if flight.owner == me:
-                return None, flight.program, flight.slot
-            flight.done.wait()
+            if flight.thread == me:
+                return miss.runs(flight.cached, *plan.dynamic_values(args, kwargs), slot=flight.slot)
+            assert flight.event is not None
+            flight.event.wait()
+        try:
+            lane = self._lane
+            if miss.lane and lane is not None:  # the lane's program, with its arguments
+                return miss.runs(lane.program, *lane.arguments(plan, key, args, kwargs), slot=miss.slot)
+            return miss.runs(miss.cached, *plan.dynamic_values(args, kwargs), slot=miss.slot)
+        except BaseException:
+            self._finish(key, miss, ok=False)  # claimed, never run: let go of, for the threads waiting on it
+            raise
 
-    def _start(self, plan: Plan, key: Any, me: int) -> _InFlight:
-        """The program of a key claimed by this thread (under the lock): the lane's, where the lane serves the key
-        (asked again: another thread may have installed it meanwhile), else the transform's (which may raise: a
-        call it refuses, as grad of a missing argument)."""
+    def _start(self, miss: Miss, me: int) -> Miss:
+        """``miss`` claims its key for this thread (under the lock), with the program cached once it has run: the
+        lane's, where the lane serves the key (asked again: another thread may have installed it meanwhile), else the
+        transform's (which may raise: a call it refuses, as grad of a missing argument)."""
+        plan, key = miss._plan(), miss.key
         slot = Slot(key)
         built = None if self._hooks._counts_traces else _static_signature(plan, key)
         record = None if built is None else self._stats.begin_build(built)
         lane = self._lane if self._lane is not None and self._lane.serves(plan, key) else None
         program = lane.adapter(plan, key) if lane is not None else self._build(plan, slot)
-        return _InFlight(me, program, slot, lane is not None, built, record)
+        return miss.claim(me, program, slot, lane is not None, built, record)
 
     def _build(self, plan: Plan, slot: Slot) -> Callable[..., Any]:
         """The transform's program for ``slot``'s key, over the body JAX traces (``_body``)."""
         return self._hooks._build(plan, traced_body(self._hooks, self._stats, self._why_again, plan, slot), slot)
 
-    def _finish(self, key: Any, flight: _InFlight, ok: bool) -> None:
-        """The finish step of a miss: the in-flight entry gone and the threads waiting on it woken; a program that
-        traced is cached (and, where a jit counts the traces, its build counted)."""
+    def _finish(self, key: Any, miss: Miss, ok: bool) -> None:
+        """The finish step of a miss that claimed its key: the in-flight entry gone and the threads waiting on it
+        woken; a program that traced is cached (and, where a jit counts the traces, its build counted)."""
         with self._lock:
             self._inflight.pop(key, None)
-            evicted = self._insert(key, flight.program, flight.slot) if ok else []
-        flight.done.set()
+            evicted = self._insert(key, miss.cached, miss.slot) if ok else []
+        assert miss.event is not None
+        miss.event.set()
         let_go(evicted)
-        if ok and flight.built is not None:  # a miss, for transforms whose traces a jit counts
-            self._stats.end_build(flight.built, flight.record)
+        if ok and miss.built is not None:  # a miss, for transforms whose traces a jit counts
+            self._stats.end_build(miss.built, miss.record)
 
     def _add(self, key: Any, program: Any, slot: Slot) -> None:
         """Add a program (``_insert``) under the lock, and let go of what it evicted after."""
@@ -261,7 +187,7 @@ class Programs:
                     where = name + jax.tree_util.keystr(path)
                     from . import _hidden
 
-                    hidden = _hidden.non_array_error(self._fn, plan.layout.static,
+                    hidden = _hidden.non_array_error(self._hooks._fn, plan.layout.static,
                                                      f"jaxstatic.{self._hooks._transform}",
                                                      args, kwargs, leaf)  # a decorator hid a Static parameter
                     if hidden is not None:
@@ -322,4 +248,4 @@ def is_traceable(leaf: object) -> bool:
             or (hasattr(leaf, "dtype") and not isinstance(leaf, type)))
 
 
-__all__ = ["EVICTED", "EVICTED_MEMORY", "Programs", "Run", "is_traceable", "let_go"]
+__all__ = ["EVICTED", "EVICTED_MEMORY", "Programs", "is_traceable", "let_go"]

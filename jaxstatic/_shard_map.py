@@ -27,8 +27,8 @@ from typing_extensions import ParamSpec
 
 from . import _compat, _options
 from ._errors import option_error
+from ._parts import Slot
 from ._plan import Layout, Plan
-from ._state import Slot
 from ._transform import StaticFunction
 
 _P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _transform

@@ -10,7 +10,7 @@ its own that the transform makes and every handle holds (the ``_core`` slot):
 - its programs (``_programs``): one per static key, in a cache bounded by ``cache_size``; misses and failed calls;
 - the body JAX traces (``_body``), which hands the user's function its static values and counts the trace.
 
-The core asks the transform for what differs per transform through ``_state.Hooks``, which ``StaticFunction``
+The core asks the transform for what differs per transform through ``_parts.Hooks``, which ``StaticFunction``
 satisfies. What is here: making one (``__init__``), its options and the parameters they make static (``_params``,
 ``_layout``), the handles ``js.jit(f)`` returns over a core shared across rebuilds (``_shared``), and what a user
 calls and reads (``__call__``, ``__get__``, ``trace_count``, ``cache_info``, ``clear_cache``, pickling).
@@ -41,8 +41,8 @@ from . import (
 from ._annotations import call_signature, deferring
 from ._core import Core
 from ._errors import AnnotationError
+from ._parts import Slot
 from ._plan import Layout, Plan
-from ._state import Slot
 
 # Contravariant, as a callable's parameters are: a function of named parameters is also one of positional-only ones
 # (the variance pyrefly and ty need to bind `self` in __get__; mypy and pyright infer it already)
@@ -225,18 +225,17 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
             dispatch = core._kw_plans.get(tuple(kwargs)) if kwargs else core._plans.get(len(args))
             if dispatch is not None:
                 return dispatch(args, kwargs)  # type: ignore[no-any-return]
-            # A new call shape, the first call among them: run here, as the dispatcher runs a miss (the same lines
-            # as ``_codegen._run_lines``), so that the trace runs one frame of jaxstatic's below the call (nested
-            # jitted functions recurse as deep as Python's frames allow)
-            run = core._run(args, kwargs)
+            # A new call shape: its first call runs here as a ``Miss`` (the dispatcher's lines,
+            # ``_codegen._miss_lines``)
+            miss = core._call_as_miss(args, kwargs)
             try:
-                result = run.program(*run.pos, **run.kw)
+                result = miss.program(*miss.pos, **miss.kw)
             except BaseException as err:
-                raised = run.fail(err)
+                raised = miss.fail(err)
                 if raised is err:
                     raise
                 raise raised from None
-            return run.done(result)  # type: ignore[no-any-return]
+            return miss.done(result)  # type: ignore[no-any-return]
         except BaseException as err:
             _traceback.hide(err)  # the frame a user calls drops jaxstatic's own from the traceback
             raise

@@ -30,9 +30,9 @@ from typing_extensions import ParamSpec
 
 from . import _compat, _donate, _lazy, _naming, _options
 from ._errors import option_error
+from ._parts import Slot
 from ._plan import Layout, Plan
 from ._shard_map import packed, program_names
-from ._state import Slot
 from ._transform import StaticFunction
 
 if TYPE_CHECKING:

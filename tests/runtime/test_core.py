@@ -227,7 +227,7 @@ def test_tracebacks_through_the_dispatcher_show_its_source() -> None:
         jax.config.update("jax_traceback_filtering", "auto")
     text = "".join(traceback.format_exception(info.value))
     assert 'File "<jaxstatic>/dispatch of f(2 positional) #' in text
-    assert "result = run.program(*run.pos, **run.kw)" in text  # the generated line itself, read from linecache
+    assert "result = miss.program(*miss.pos, **miss.kw)" in text  # the generated line itself, read from linecache
 
 
 def test_the_key_function_and_the_dispatcher_agree() -> None:
