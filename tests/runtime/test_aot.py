@@ -58,7 +58,10 @@ def test_the_stages_are_jax_stages_instances_and_still_check_statics() -> None:
     assert isinstance(compiled, jax.stages.Compiled)
     # jax.jit's tree: the dynamic arguments alone, as the call gave them
     assert lowered.in_tree == compiled.in_tree == traced.in_tree == jax.tree.structure(((x,), {}))
-    assert lowered.cost_analysis() is not None and compiled.input_shardings[0][0].device_set == {jax.devices()[0]}
+    # JAX's analysis, whatever the backend gives (a TPU gives none before compiling)
+    reference = jax.jit(lambda x: x * 0.5).lower(x)
+    assert type(lowered.cost_analysis()) is type(reference.cost_analysis())
+    assert compiled.input_shardings[0][0].device_set == {jax.devices()[0]}
     assert compiled(x, {"lr": 0.5}).tolist() == [0.5, 0.5]
     with pytest.raises(js.StaticMismatchError, match=r"cfg\['lr'\]: 0\.5 -> 0\.25"):
         compiled(x, {"lr": 0.25})

@@ -184,7 +184,7 @@ def test_an_exported_call_jitted_with_in_shardings_over_its_args() -> None:
     mesh = _mesh((8,), ("x",))
     rows = NamedSharding(mesh, P("x"))
     x = jnp.arange(16.0)
-    exported = export.export(jax.jit(_add, in_shardings=(rows,)))(x)
+    exported = export.export(jax.jit(_add, in_shardings=(rows,)), platforms=("cpu",))(x)  # the mesh's devices
     again = js.jit(exported.call, in_shardings=(rows,))
     assert again(x).tolist() == x.tolist() and again(x).sharding == rows
 
@@ -192,7 +192,7 @@ def test_an_exported_call_jitted_with_in_shardings_over_its_args() -> None:
 def test_eval_shape_keeps_out_shardings_through_the_jitted_function_not_through_jax_eval_shape() -> None:
     # Documented on the jit guide: jax.eval_shape wraps js.jit's function in a jax.jit of its own, whose result
     # carries no out_shardings; the function's own eval_shape gives jax.jit's.
-    mesh = Mesh(np.array(jax.devices()[:8]).reshape(8), ("x",))  # axes Auto: the sharding is not in the type
+    mesh = cpu_mesh((8,), ("x",))  # axes Auto: the sharding is not in the type
     rows = NamedSharding(mesh, P("x"))
     x = jnp.arange(16.0)
     ours, ref = js.jit(_add, out_shardings=rows), jax.jit(_add, out_shardings=rows)
