@@ -48,7 +48,7 @@ def traced_body(hooks: Hooks, stats: TraceStats, why_again: Callable[[Any], str]
         if jit_disabled():
             return _lane.eager(stats, call, call_args, call_kwargs)
         signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)), dynamic.items())
-        # counted in the body itself, as the lane's body is: no frame more between a call and the traced function
+        # counted in the body itself (``TraceStats.tracing``), as the lane's body is
         with stats.tracing(signature, why_again(key)):
             return call(*call_args, **call_kwargs)
 

@@ -146,7 +146,7 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, 
     ``entry(self, *args, **kwargs)`` does the same as a ``__call__`` for calls of this shape, and hands any other
     shape to that shape's dispatcher: the first positional shape's is the function's own ``__call__`` (one Python
     frame per call instead of two: about 150 ns of the ~400 ns jaxstatic adds to a call), and each shape's is what
-    its hit in C hands a miss to (one frame between a call and its trace).
+    its hit in C hands a miss to (``_miss_lines``).
     """
     ns = dict(namespace, ATOMIC=_freeze.ATOMIC, hide=_traceback.hide, is_not=operator.is_not)
     key_lines, key_expr = _key_lines(plan, ns)

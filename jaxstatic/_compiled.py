@@ -80,8 +80,7 @@ def keyword_calls(owner: Owner) -> None:
 def _with_keywords(owner: Owner, head: Any) -> Any:
     """``head`` behind the hits of the other call shapes ``owner`` has met (by keyword, or with fewer positional
     values) that it does not have yet (at most ``_MAX_KEYWORD_SHAPES``), newest first. Each hands what it does not
-    serve (a miss) to its own shape's generated ``entry``, which calls the program itself: one frame of jaxstatic's
-    between a call and its trace."""
+    serve (a miss) to its own shape's generated ``entry``, which runs the ``_parts.Miss`` itself."""
     have, hit = set(), head
     while hit is not None:
         have.add((hit.nargs, hit.kwnames or ()))

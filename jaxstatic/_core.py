@@ -113,8 +113,8 @@ class Core(Programs):
 
     def _dispatcher(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dispatch:
         """The dispatcher of this call's shape (``tuple(kwargs)`` costs a third of ``(len(args), *kwargs)``, so
-        keyword shapes are found by names alone), made if need be. Returned, not called: the caller calls it, a
-        frame fewer between a call and its trace."""
+        keyword shapes are found by names alone), made if need be. Returned, not called: the caller calls it (a
+        frame fewer: ``_parts.Miss`` says why that counts)."""
         dispatch = self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))
         return self._new_dispatch(args, kwargs) if dispatch is None else dispatch
 

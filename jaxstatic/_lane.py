@@ -133,8 +133,7 @@ class Lane:
             key = key_of(args, kwargs)
             signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)),
                                                 ((n, src.get(args, kwargs)) for n, src in plan.dynamics))
-            # counted in the body itself, as the general path's body is: no frame more between a call and the
-            # function it traces
+            # counted in the body itself (``TraceStats.tracing``), as the general path's body is
             with stats.tracing(signature, owner._why_again(key)):
                 out = call(*args, **kwargs)
             self.traced(key)

@@ -187,7 +187,8 @@ class TraceStats:
     def tracing(self, signature: Signature, reason: str = DROPPED) -> Tracing:
         """``with stats.tracing(signature, reason): out = fn(...)``: one trace counted around the user's code
         (``begin_trace`` on entry, ``end_trace`` on exit, counted when no exception left it). Written in the traced
-        body itself: a ``with`` adds no frame between a call and the function it traces."""
+        body itself: a ``with`` adds no frame between a call and the function it traces (why that counts:
+        ``_parts.Miss``)."""
         return Tracing(self, signature, reason)
 
     def end_trace(self, signature: Signature, record: Retrace | None, ok: bool) -> None:
