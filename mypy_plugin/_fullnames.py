@@ -25,27 +25,28 @@ ANNOTATED: Final = frozenset({"typing.Annotated", "typing_extensions.Annotated"}
 JAXSTATIC_JIT: Final = "jaxstatic._jit.jit"
 BOUND_METHOD: Final = "jaxstatic._transform.BoundMethod"
 """``obj.method`` for a transformed method (``JitMethod`` for a jitted one): typed as the method without ``self``."""
-JAXSTATIC_TRANSFORMS: Final = frozenset(
-    {
-        JAXSTATIC_JIT,
-        "jaxstatic._vmap_pmap.vmap",
-        "jaxstatic._vmap_pmap.pmap",
-        "jaxstatic._ad.grad",
-        "jaxstatic._ad.value_and_grad",
-        "jaxstatic._ad.checkpoint",
-        "jaxstatic._ad.remat",
-        "jaxstatic._ad.custom_vjp",
-        "jaxstatic._ad.custom_jvp",
-        "jaxstatic._shard_map.shard_map",
-    }
+_TRANSFORMS: Final = (
+    # (name, module, the wrapper class it returns as mypy spells it, reads NoDiff, donates): one row per transform,
+    # as jaxstatic/_public.py declares it (the plugin never imports the runtime; tests/plugin/test_fullnames.py
+    # holds this table to that declaration)
+    ("jit", "_jit", "_jit.JitFunction", False, True),
+    ("vmap", "_vmap_pmap", "_vmap_pmap.VmapFunction", False, False),
+    ("pmap", "_vmap_pmap", "_vmap_pmap.PmapFunction", False, True),
+    ("grad", "_ad", "_ad.GradFunction", True, False),
+    ("value_and_grad", "_ad", "_ad.ValueAndGradFunction", True, False),
+    ("checkpoint", "_ad", "_ad.CheckpointFunction", False, False),
+    ("remat", "_ad", "_ad.CheckpointFunction", False, False),
+    ("custom_vjp", "_ad", "_custom.CustomVJPFunction", True, False),
+    ("custom_jvp", "_ad", "_custom.CustomJVPFunction", True, False),
+    ("shard_map", "_shard_map", "_shard_map.ShardMapFunction", False, False),
 )
+
+JAXSTATIC_TRANSFORMS: Final = frozenset(f"jaxstatic.{module}.{name}" for name, module, *_ in _TRANSFORMS)
 """Transforms that read ``Static``/``NoDiff`` parameters from the signature they receive (check
 ``jaxstatic-signature``) and accept ``static_argnames``/``static_argnums``. Each is typed with a ``ParamSpec``
 (``Callable[P, R] -> Wrapped[P, R]``): call sites are checked from that binding, whatever the wrapper class."""
 
-NODIFF_READERS: Final = frozenset(
-    {"jaxstatic._ad.grad", "jaxstatic._ad.value_and_grad", "jaxstatic._ad.custom_vjp", "jaxstatic._ad.custom_jvp"}
-)
+NODIFF_READERS: Final = frozenset(f"jaxstatic.{module}.{name}" for name, module, _, nodiff, _ in _TRANSFORMS if nodiff)
 """Transforms that read ``NoDiff`` (the others trace a NoDiff parameter like any other): a decorator hiding one
 matters only under these."""
 
@@ -59,16 +60,8 @@ plugin see the decorator being applied.
 """
 
 TRANSFORM_WRAPPERS: Final = {
-    "jaxstatic._jit.JitFunction": JAXSTATIC_JIT,
-    "jaxstatic._vmap_pmap.VmapFunction": "jaxstatic._vmap_pmap.vmap",
-    "jaxstatic._vmap_pmap.PmapFunction": "jaxstatic._vmap_pmap.pmap",
-    "jaxstatic._ad.GradFunction": "jaxstatic._ad.grad",
-    "jaxstatic._ad.ValueAndGradFunction": "jaxstatic._ad.value_and_grad",
-    "jaxstatic._ad.CheckpointFunction": "jaxstatic._ad.checkpoint",
-    "jaxstatic._custom.CustomVJPFunction": "jaxstatic._ad.custom_vjp",
-    "jaxstatic._custom.CustomJVPFunction": "jaxstatic._ad.custom_jvp",
-    "jaxstatic._shard_map.ShardMapFunction": "jaxstatic._shard_map.shard_map",
-}
+    f"jaxstatic.{wrapper}": f"jaxstatic.{module}.{name}" for name, module, wrapper, *_ in reversed(_TRANSFORMS)
+}  # reversed: a class two transforms return (remat's, checkpoint's) is known by the first
 """The wrapper class each transform returns: a variable holding ``vmap(in_axes=0)`` is known by the decorator's
 shape (mypy drops the name the plugin gives it when it infers the variable's type)."""
 
@@ -97,7 +90,7 @@ PLAIN_DONATED_NAMES: Final = "__jaxstatic_donated_argnames"
 """Where a jitted function's type keeps the parameters ``donate_argnums``/``donate_argnames`` donate."""
 DONATE_ALIAS: Final = "jaxstatic._annotations.Donate"
 """``Donate[T]``: a parameter whose buffers a call consumes (``[jaxstatic-donated]``)."""
-DONATING_TRANSFORMS: Final = frozenset({JAXSTATIC_JIT, "jaxstatic._vmap_pmap.pmap"})
+DONATING_TRANSFORMS: Final = frozenset(f"jaxstatic.{module}.{name}" for name, module, *_, donates in _TRANSFORMS if donates)
 """jaxstatic's transforms taking ``donate_argnums``/``donate_argnames``: ``js.jit(step, donate_argnums=0)`` is read
 as ``step`` with its first parameter ``Donate[...]``."""
 STAGING_METHODS: Final = frozenset({"lower", "trace", "eval_shape"})

@@ -55,52 +55,44 @@ def test_attrs_makers_are_those_mypy_knows() -> None:
 
 
 
-def _fullname(transform: _public.Transform) -> str:
-    return f"jaxstatic.{transform.module}.{transform.name}"
-
-
-_TABLES = {
-    "JAXSTATIC_TRANSFORMS": (lambda t: True, "is a transform",
-                             "the plugin checks the signature it receives and its call sites"),
-    "NODIFF_READERS": (lambda t: t.differentiates, "differentiates",
-                       "the plugin reports a decorator that hides a NoDiff parameter only under these"),
-    "DONATING_TRANSFORMS": (lambda t: t.donates, "donates",
-                            "the plugin reads its donate_argnums/donate_argnames and reports a read after donation"),
-}
-"""The plugin's sets of transforms, each with who belongs in it, as ``jaxstatic/_public.py`` says, and why."""
-
-
-@pytest.mark.parametrize("table", sorted(_TABLES))
-def test_each_transform_table_lists_what_the_runtime_declares(table: str) -> None:
-    """The plugin never imports the runtime, so its tables are written out; each must match the declaration."""
-    belongs, what, why = _TABLES[table]
-    listed: frozenset[str] = getattr(names, table)
-    missing = [f"js.{t.name} {what} (jaxstatic/_public.py): add {_fullname(t)!r} to {table} in "
-               f"mypy_plugin/_fullnames.py, since {why}" for t in _public.TRANSFORMS
-               if belongs(t) and _fullname(t) not in listed]
-    assert not missing, "\n".join(missing)
-    stale = sorted(listed - {_fullname(t) for t in _public.TRANSFORMS if belongs(t)})
-    assert not stale, (f"{table} in mypy_plugin/_fullnames.py lists {stale}, which jaxstatic/_public.py does not "
-                       f"declare as a transform that {what}: remove them from {table}, or correct TRANSFORMS there")
-
-
-def test_the_wrapper_table_maps_each_transform_class_to_its_transform() -> None:
-    """A variable holding ``vmap(in_axes=0)`` is known by the wrapper class its decorator returns."""
+def _row(transform: _public.Transform) -> tuple[str, str, str, bool, bool]:
+    """The plugin's row for a transform, from the runtime's declaration and the class it returns."""
     import jaxstatic
 
-    expected: dict[str, str] = {}
-    missing = []
-    for t in _public.TRANSFORMS:
-        cls = getattr(jaxstatic, t.wrapper)
-        wrapper = f"{cls.__module__}.{cls.__qualname__}"
-        if wrapper in expected:  # remat after checkpoint: the class is known by the first
-            continue
-        expected[wrapper] = _fullname(t)
-        if names.TRANSFORM_WRAPPERS.get(wrapper) != _fullname(t):
-            missing.append(f"js.{t.name} returns {t.wrapper} (jaxstatic/_public.py): add {wrapper!r}: "
-                           f"{_fullname(t)!r} to TRANSFORM_WRAPPERS in mypy_plugin/_fullnames.py, so that a variable "
-                           f"holding its decorator (`d = js.{t.name}(...)`, then `@d`) is checked")
+    cls = getattr(jaxstatic, transform.wrapper)
+    wrapper = f"{cls.__module__.removeprefix('jaxstatic.')}.{cls.__qualname__}"
+    return transform.name, transform.module, wrapper, transform.differentiates, transform.donates
+
+
+def test_the_plugins_transforms_are_those_the_runtime_declares() -> None:
+    """The plugin never imports the runtime, so its one table of transforms is written out (every set the plugin
+    reads is made from it: JAXSTATIC_TRANSFORMS, NODIFF_READERS, DONATING_TRANSFORMS, TRANSFORM_WRAPPERS); it must
+    match the declaration, row for row, so that a new transform is never left unchecked in silence."""
+    expected = [_row(t) for t in _public.TRANSFORMS]
+    listed = list(names._TRANSFORMS)
+    missing = [f"js.{row[0]} (jaxstatic/_public.py): add {row!r} to _TRANSFORMS in mypy_plugin/_fullnames.py, so "
+               f"that the plugin checks the signature it receives and its call sites" for row in expected
+               if row not in listed]
     assert not missing, "\n".join(missing)
-    stale = sorted(set(names.TRANSFORM_WRAPPERS) - set(expected))
-    assert not stale, (f"TRANSFORM_WRAPPERS in mypy_plugin/_fullnames.py lists {stale}, which no transform of "
-                       f"jaxstatic/_public.py returns: remove them there")
+    stale = [row for row in listed if row not in expected]
+    assert not stale, (f"_TRANSFORMS in mypy_plugin/_fullnames.py lists {stale}, which jaxstatic/_public.py does "
+                       f"not declare so (name, module, wrapper class, differentiates, donates): correct one or the "
+                       f"other")
+
+
+@pytest.mark.parametrize(("table", "flag"), [("NODIFF_READERS", 3), ("DONATING_TRANSFORMS", 4)])
+def test_the_plugins_sets_follow_the_row_flags(table: str, flag: int) -> None:
+    """A transform that differentiates reads NoDiff (a decorator hiding one is reported under it); one that donates
+    has its reads after donation reported."""
+    expected = {f"jaxstatic.{t.module}.{t.name}" for t in _public.TRANSFORMS if _row(t)[flag]}
+    assert getattr(names, table) == expected
+    assert names.JAXSTATIC_TRANSFORMS == {f"jaxstatic.{t.module}.{t.name}" for t in _public.TRANSFORMS}
+
+
+def test_the_wrapper_table_maps_each_transform_class_to_its_first_transform() -> None:
+    """A variable holding ``vmap(in_axes=0)`` is known by the wrapper class its decorator returns; remat returns
+    checkpoint's class, known as checkpoint's."""
+    expected: dict[str, str] = {}
+    for t in _public.TRANSFORMS:
+        expected.setdefault(f"jaxstatic.{_row(t)[2]}", f"jaxstatic.{t.module}.{t.name}")
+    assert names.TRANSFORM_WRAPPERS == expected
