@@ -86,7 +86,7 @@ def test_the_plugins_sets_follow_the_row_flags(table: str, flag: int) -> None:
     has its reads after donation reported."""
     expected = {f"jaxstatic.{t.module}.{t.name}" for t in _public.TRANSFORMS if _row(t)[flag]}
     assert getattr(names, table) == expected
-    assert names.JAXSTATIC_TRANSFORMS == {f"jaxstatic.{t.module}.{t.name}" for t in _public.TRANSFORMS}
+    assert {f"jaxstatic.{t.module}.{t.name}" for t in _public.TRANSFORMS} == names.JAXSTATIC_TRANSFORMS
 
 
 def test_the_wrapper_table_maps_each_transform_class_to_its_first_transform() -> None:
@@ -95,4 +95,4 @@ def test_the_wrapper_table_maps_each_transform_class_to_its_first_transform() ->
     expected: dict[str, str] = {}
     for t in _public.TRANSFORMS:
         expected.setdefault(f"jaxstatic.{_row(t)[2]}", f"jaxstatic.{t.module}.{t.name}")
-    assert names.TRANSFORM_WRAPPERS == expected
+    assert expected == names.TRANSFORM_WRAPPERS
