@@ -91,3 +91,29 @@ def test_the_map_lists_the_layers_the_contract_checks() -> None:
     assert sorted(m for layer in layers for m in layer) == sorted(
         p.stem if p.suffix == ".py" else p.name for p in (ROOT / "jaxstatic").iterdir()
         if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists())
+
+
+_NUMBERS = {"seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+
+def test_the_ideas_a_call_needs_are_at_most_ten_and_each_is_there_to_open() -> None:
+    """The bird's-eye table is what a reader meets following one call: at most ten ideas, the count the prose gives,
+    and every module and object each row points to exists (a rename that leaves the map behind fails here)."""
+    import importlib
+
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    said = re.search(r"To follow one call a reader holds (\w+) ideas", text)
+    assert said is not None, "ARCHITECTURE.md no longer says how many ideas a reader holds"
+    table = text[said.end():].split("\n\n", 2)[1]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| idea")]
+    assert len(rows) == _NUMBERS[said.group(1)] <= 10
+    modules = {path.stem for path in (ROOT / "jaxstatic").glob("_*.py")}
+    for row in rows:
+        where = row.rsplit("|", 2)[1]
+        named = re.findall(r"`([^`]+)`", where)
+        assert named, row
+        for name in named:
+            if name.startswith("_") and "." not in name:
+                assert name in modules or name == "_hits.c", f"{name}: no such module ({row})"
+        for mod, obj in re.findall(r"`(\w+)` \(`(_\w+)`", where):
+            assert hasattr(importlib.import_module(f"jaxstatic.{obj}"), mod), f"{mod} is not in {obj} ({row})"
