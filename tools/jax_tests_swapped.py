@@ -157,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
                 missing_only += len(only)
                 for test in only:
                     print(f"  fails only swapped: {test}")
+            both = sorted(t for t in set.intersection(*(set(r) for r in runs.values()))
+                          if all(r[t] == "failed" for r in runs.values()))
+            for test in both:  # JAX's own: the machine or the JAX build, not the swap
+                print(f"  fails in every run: {test}")
     return 1 if missing_only else 0
 
 
