@@ -11,11 +11,12 @@ built once. Cost on a cache hit under ``js.jit``: none, since the jit's program 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import numbers
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol, TypeVar, overload
+from typing import Any, ClassVar, Literal, Protocol, TypeVar, overload
 
 import jax
 from typing_extensions import ParamSpec
@@ -37,6 +38,16 @@ _X = TypeVar("_X")
 _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class GradOptions(_options.Options):
+    """``js.grad``'s and ``js.value_and_grad``'s options (``_options.Options``): the differentiated parameters as
+    given, resolved to names once the Static ones are known (``GradFunction._resolve``); ``has_aux``,
+    ``holomorphic`` and ``allow_int`` are ``jax.grad``'s, passed on as they are."""
+
+    argnums: int | Sequence[int] | None = None
+    argnames: str | Sequence[str] | None = None
+
+
 class GradFunction(StaticFunction[_P, _R]):
     """A function differentiated by ``jaxstatic.grad``. Call it like the function it wraps; it returns the gradient
     with respect to the differentiated parameter(s) (a tuple when ``argnums``/``argnames`` is a sequence)."""
@@ -44,35 +55,39 @@ class GradFunction(StaticFunction[_P, _R]):
     _transform = "grad"
     _counts_traces = False
     _value = False
+    _options_type: ClassVar[type[_options.Options]] = GradOptions
+    _opts: GradOptions
 
     def __init__(self, fn: Callable[_P, Any], *, argnums: int | Sequence[int] | None = None,
                  argnames: str | Sequence[str] | None = None, has_aux: bool = False, holomorphic: bool = False,
                  allow_int: bool = False) -> None:
-        self._argnums, self._argnames = argnums, argnames
+        # derived from argnums/argnames once the Static parameters are known (``_resolve``):
         self._diff: tuple[str | int, ...] = ()  # parameter names, and *args extras by position among them
         self._single = True
-        super().__init__(fn, {"has_aux": has_aux, "holomorphic": holomorphic, "allow_int": allow_int})
+        super().__init__(fn, {"argnums": argnums, "argnames": argnames, "has_aux": has_aux,
+                              "holomorphic": holomorphic, "allow_int": allow_int})
 
     def _checks_at_decoration(self) -> bool:
-        return self._argnums is not None or self._argnames is not None
+        return self._opts.argnums is not None or self._opts.argnames is not None
 
     def _resolve(self, layout: Layout) -> None:
         """Which parameters are differentiated, by name: ``argnums``/``argnames``, or the first one that is
         neither Static nor NoDiff; never a Static or NoDiff one."""
         function, signature = self._name, layout.signature
-        if self._argnums is not None and self._argnames is not None:
-            raise option_error("argnums/argnames", function, f"are both given ({self._argnums!r} and "
-                               f"{self._argnames!r})", "Name the differentiated parameters one way.")
+        argnums, argnames = self._opts.argnums, self._opts.argnames
+        if argnums is not None and argnames is not None:
+            raise option_error("argnums/argnames", function, f"are both given ({argnums!r} and {argnames!r})",
+                               "Name the differentiated parameters one way.")
         names: tuple[str | int, ...]
-        if self._argnums is not None:
-            option, self._single = "argnums", isinstance(self._argnums, numbers.Integral)
-            names = _options.argnums_into_varargs(function, signature, self._argnums, option)
+        if argnums is not None:
+            option, self._single = "argnums", isinstance(argnums, numbers.Integral)
+            names = _options.argnums_into_varargs(function, signature, argnums, option)
             varargs = [n for n, p in signature.parameters.items() if p.kind is p.VAR_POSITIONAL]
             _options.check_not_static(function, varargs if any(type(n) is int for n in names) else (),
                                       layout.static, option)
-        elif self._argnames is not None:
-            option, self._single = "argnames", isinstance(self._argnames, str)
-            names = _options.check_argnames(function, signature, self._argnames, option)
+        elif argnames is not None:
+            option, self._single = "argnames", isinstance(argnames, str)
+            names = _options.check_argnames(function, signature, argnames, option)
         else:
             option, names = "argnums", _first_differentiable(layout)
         _options.check_not_static(function, [n for n in names if isinstance(n, str)], layout.static, option)
@@ -93,7 +108,7 @@ class GradFunction(StaticFunction[_P, _R]):
         # a *args extra by its position among them: they follow the named values, one argument each
         argnums = tuple(named.index(n) if isinstance(n, str) else len(named) + n for n in self._diff)
         transform = jax.value_and_grad if self._value else jax.grad
-        program = transform(body, argnums=argnums[0] if self._single else argnums, **self._options)
+        program = transform(body, argnums=argnums[0] if self._single else argnums, **self._opts.jax)
         return functools.partial(_checked_call, program, frozenset(argnums))
 
 
@@ -137,6 +152,7 @@ class CheckpointFunction(StaticFunction[_P, _R]):
 
     _transform = "checkpoint"
     _counts_traces = False
+    # its record is the base one: static_argnums/static_argnames are its fields, prevent_cse and policy JAX's
 
     def __init__(self, fn: Callable[_P, _R], *, prevent_cse: bool = True, policy: Callable[..., bool] | None = None,
                  static_argnums: int | Sequence[int] | None = None,
@@ -149,7 +165,7 @@ class CheckpointFunction(StaticFunction[_P, _R]):
         super().__init__(fn, options)
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
-        return jax.checkpoint(body, **self._options)
+        return jax.checkpoint(body, **self._opts.jax)
 
 
 class _First(Protocol[_P, _G, _R_co]):
@@ -322,5 +338,5 @@ def custom_jvp(fn: Callable[_P, _R] | None = None, /, *, nondiff_argnums: int | 
     return CustomJVPFunction(fn, nondiff_argnums=nondiff_argnums, nondiff_argnames=nondiff_argnames)
 
 
-__all__ = ["CheckpointFunction", "CustomJVPFunction", "CustomVJPFunction", "GradFunction", "ValueAndGradFunction",
-           "checkpoint", "custom_jvp", "custom_vjp", "grad", "remat", "value_and_grad"]
+__all__ = ["CheckpointFunction", "CustomJVPFunction", "CustomVJPFunction", "GradFunction", "GradOptions",
+           "ValueAndGradFunction", "checkpoint", "custom_jvp", "custom_vjp", "grad", "remat", "value_and_grad"]

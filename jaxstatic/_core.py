@@ -105,8 +105,8 @@ class Core(Programs):
             if self._lane_checked:
                 return
             self._lane_checked = True
-            if self._hooks._takes_lane() and self._stats.maxsize == _options.JAX_JIT_CACHE_SIZE and _lane.eligible(
-                    self._hooks._layout(), _typecheck.declared_types(self._hooks._fn)):
+            if self._hooks._takes_lane() and self._stats.options.cache_size == _options.JAX_JIT_CACHE_SIZE and \
+                    _lane.eligible(self._hooks._layout(), _typecheck.declared_types(self._hooks._fn)):
                 self._lane = _lane.Lane(self, self._hooks._lane_program, self._call)
                 self._specialize(self._lane.call)
                 self._stats.currsize = self._lane.currsize

@@ -112,17 +112,27 @@ class Inputs:
         return [name if k is None else f"{name}[{k}]" for name, k in (self.names[i] for i in which)]
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class CustomOptions(_options.Options):
+    """``js.custom_vjp``'s and ``js.custom_jvp``'s options (``_options.Options``): the parameters JAX's
+    ``nondiff_argnums`` would name, as given; they make those parameters static (``_CustomFunction._params``)."""
+
+    nondiff_argnums: int | Sequence[int] = ()
+    nondiff_argnames: str | Sequence[str] = ()
+
+
 class _CustomFunction(StaticFunction[_P, _R]):
     _counts_traces = False
     _shares = False  # its rules are defined after it is made: two made from one function may differ
     _define: ClassVar[str]
     _roles: ClassVar[tuple[str, ...]]
+    _options_type: ClassVar[type[_options.Options]] = CustomOptions
+    _opts: CustomOptions
 
     def __init__(self, fn: Callable[_P, _R], *, nondiff_argnums: int | Sequence[int] = (),
                  nondiff_argnames: str | Sequence[str] = ()) -> None:
-        self._nondiff_options = (nondiff_argnums, nondiff_argnames)
         self._rules: tuple[Callable[..., Any], ...] | None = None
-        super().__init__(fn, {})
+        super().__init__(fn, {"nondiff_argnums": nondiff_argnums, "nondiff_argnames": nondiff_argnames})
 
     def _checks_at_decoration(self) -> bool:
         """Always: a custom rule is defined once per function, so reading the annotations now costs nothing that
@@ -131,13 +141,13 @@ class _CustomFunction(StaticFunction[_P, _R]):
 
     def _params(self) -> _options.ParamOptions:
         """``nondiff_argnums``/``nondiff_argnames`` make their parameters static, as in JAX."""
-        if self._params_ is None:
+        if self._known_params is None:
             params = super()._params()
-            argnums, argnames = self._nondiff_options
-            extra = (*_options.names_of_argnums(self._name, self._signature(), argnums, "nondiff_argnums"),
-                     *_options.check_argnames(self._name, self._signature(), argnames, "nondiff_argnames"))
-            self._params_ = dataclasses.replace(params, static=params.static | frozenset(extra))
-        return self._params_
+            opts = self._opts
+            extra = (*_options.names_of_argnums(self._name, self._signature(), opts.nondiff_argnums, "nondiff_argnums"),
+                     *_options.check_argnames(self._name, self._signature(), opts.nondiff_argnames, "nondiff_argnames"))
+            self._known_params = dataclasses.replace(params, static=params.static | frozenset(extra))
+        return self._known_params
 
     def _resolve(self, layout: Layout) -> None:
         for name, p in layout.signature.parameters.items():
@@ -365,4 +375,4 @@ def _fix(role: str, labels: list[str], then: str, jax_name: str) -> str:
             f"{then}, as jax.{jax_name} passes nondiff_argnums.")
 
 
-__all__ = ["CustomJVPFunction", "CustomVJPFunction", "Inputs"]
+__all__ = ["CustomJVPFunction", "CustomOptions", "CustomVJPFunction", "Inputs"]

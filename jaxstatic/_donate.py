@@ -245,10 +245,6 @@ def check_strict(function: str, value: Any) -> bool | None:
     return value
 
 
-STRICT_DONATION = _options.Own("strict_donation", None, check_strict)
-"""``js.jit``'s: a donation XLA cannot use raises ``UnusableDonationError`` (``None``: as ``set_strict_donation``)."""
-
-
 def _watched(program: Callable[..., Any], function: str, pairs: tuple[tuple[int, str], ...], args: tuple[Any, ...],
              kwargs: dict[str, Any], strict: bool | None) -> tuple[Any, bool]:
     """The call, and whether JAX warned that donated buffers were not usable (re-issued, or raised when strict).
@@ -290,7 +286,7 @@ def _unusable_message(function: str, text: str, pairs: tuple[tuple[int, str], ..
 
 
 __all__ = ["DONATE", "DeletedArrayError", "Donate", "Donation", "UnusableDonationError", "declared", "donate_argnames",
-           "donate_argnums", "is_deleted", "donation_of", "check_strict", "STRICT_DONATION", "recording", "set_strict_donation",
+           "donate_argnums", "is_deleted", "donation_of", "check_strict", "recording", "set_strict_donation",
            "with_declared"]
 
 

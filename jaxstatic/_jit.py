@@ -8,19 +8,20 @@ meaning and are re-indexed, by parameter name, onto each program's arguments.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import re
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Concatenate, TypeVar, overload
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Concatenate, TypeVar, overload
 
 import jax
 from jax.sharding import PartitionSpec
 from typing_extensions import ParamSpec, Self
 
-from . import _donate, _naming, _options
+from . import _donate, _options
 from ._errors import option_error, unknown_options_error
 from ._parts import Slot
 from ._plan import Layout, Plan
@@ -53,7 +54,7 @@ def _noop() -> None:
     pass
 
 
-def _warn_deprecated(options: dict[str, Any]) -> tuple[str, ...]:
+def _warn_deprecated(options: Mapping[str, Any]) -> tuple[str, ...]:
     """Give, now, the warnings ``jax.jit`` gives when it is applied with these options (``device=``, ``backend=``),
     pointing at the caller's line; their messages, which the programs built later for each static key must not
     repeat (under ``-W error`` the first call raised)."""
@@ -70,7 +71,7 @@ def _warn_deprecated(options: dict[str, Any]) -> tuple[str, ...]:
     return tuple(str(w.message) for w in caught if issubclass(w.category, DeprecationWarning))
 
 
-def _check_shardings(function: str, in_shardings: Any, options: dict[str, Any]) -> None:
+def _check_shardings(function: str, in_shardings: Any, options: Mapping[str, Any]) -> None:
     """What ``jax.jit`` refuses when it is applied, refused when ``js.jit`` is (its programs are built at calls):
     ``P.UNCONSTRAINED`` in place of a sharding or in its spec, and shardings together with ``backend=``/``device=``."""
     given = {"in_shardings": in_shardings, "out_shardings": options.get("out_shardings")}
@@ -93,6 +94,28 @@ def _check_shardings(function: str, in_shardings: Any, options: dict[str, Any]) 
                                f"{option}.")
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class JitOptions(_options.Options):
+    """``js.jit``'s options (``_options.Options``): ``jax.jit``'s, checked by name against the installed JAX, and
+    ``strict_donation``, jaxstatic's own."""
+
+    strict_donation: bool | None = _options.own(None, _donate.check_strict)
+    """A donation XLA cannot use raises ``UnusableDonationError`` (``None``: as ``set_strict_donation`` says)."""
+    in_shardings: Any = None
+    """As given: laid onto each program's arguments by parameter name (``JitFunction._resolve``)."""
+    deprecated: tuple[str, ...] = ()
+    """The messages of the warnings ``jax.jit`` gives for these options (``device=``, ``backend=``), given once when
+    ``js.jit`` is applied, which the programs built later must not give again."""
+
+    @classmethod
+    def _derived(cls, function: str, given: Mapping[str, Any]) -> dict[str, Any]:
+        unknown = set(given) - _jax_jit_options() - set(_options.own_options(cls))
+        if unknown:
+            raise unknown_options_error("jit", function, unknown, _jax_jit_options() | set(_options.own_options(cls)))
+        _check_shardings(function, given.get("in_shardings"), given)
+        return {"deprecated": _warn_deprecated(given)}
+
+
 class JitFunction(StaticFunction[_P, _R]):
     """A function compiled by ``jaxstatic.jit``. Call it like the function it wraps.
 
@@ -103,26 +126,19 @@ class JitFunction(StaticFunction[_P, _R]):
 
     _transform = "jit"
     _eager_without_jit = True
-    _own_options = (*StaticFunction._own_options, _donate.STRICT_DONATION)
+    _options_type: ClassVar[type[_options.Options]] = JitOptions
+    _opts: JitOptions
 
     def __init__(self, fn: Callable[_P, _R], **options: Any) -> None:
-        function = _naming.display_name(fn)
-        unknown = set(options) - _jax_jit_options() - {own.name for own in self._own_options}
-        if unknown:
-            raise unknown_options_error("jit", function, unknown,
-                                        _jax_jit_options() | {own.name for own in self._own_options})
-        self._in_shardings: Any = options.pop("in_shardings", None)
-        _check_shardings(function, self._in_shardings, options)
-        self._by_name: dict[str, Any] | None = None
+        self._by_name: dict[str, Any] | None = None  # derived: in_shardings by parameter, once they are known
         super().__init__(fn, options)
-        self._deprecated = _warn_deprecated(self._options)
 
     def _checks_at_decoration(self) -> bool:
-        return self._in_shardings is not None
+        return self._opts.in_shardings is not None
 
     def _resolve(self, layout: Layout) -> None:
         # Donate[...] marks join donate_argnums/donate_argnames, once the Static parameters are known
-        params = self._params_ = _donate.with_declared(self._fn, self._name, layout.signature, layout.static,
+        params = self._known_params = _donate.with_declared(self._fn, self._name, layout.signature, layout.static,
                                                        self._params())
         varargs = [n for n, p in layout.signature.parameters.items() if p.kind is p.VAR_POSITIONAL]
         _options.check_not_static(self._name, [*params.donate, *(varargs if params.donate_extras else ())],
@@ -130,19 +146,18 @@ class JitFunction(StaticFunction[_P, _R]):
         for k in sorted(params.donate_extras & params.static_extras):
             _options.check_not_static(self._name, [f"{varargs[0]}[{k}]"], frozenset([f"{varargs[0]}[{k}]"]),
                                       "donate_argnums")
-        self._by_name = _options.per_parameter(self._name, layout.signature, self._in_shardings, "in_shardings",
-                                               layout.static, into_varargs=True)
+        self._by_name = _options.per_parameter(self._name, layout.signature, self._opts.in_shardings,
+                                               "in_shardings", layout.static, into_varargs=True)
 
     def _takes_lane(self) -> bool:
         # Options of jax.jit's besides the static ones would need re-indexing onto the lane's program: not taken.
-        return self._in_shardings is None and not self._params().donate and not self._options.keys() - {
-            "static_argnums", "static_argnames"}  # popped by _params() once read; other options rule it out
+        return self._opts.in_shardings is None and not self._params().donate and not self._opts.jax
 
     def _lane_program(self, body: Callable[..., Any], argnums: tuple[int, ...], argnames: tuple[str, ...]) -> Any:
         return jax.jit(body, static_argnums=argnums, static_argnames=argnames)
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
-        options = dict(self._options)
+        options = dict(self._opts.jax)
         program_args = [name for name, src in plan.dynamics if src.kind != "varkw"]
         donate = [i for i, name in enumerate(program_args) if name in self._params().donate]
         if program_args and plan.dynamics[len(program_args) - 1][1].kind == "varpos":
@@ -155,23 +170,23 @@ class JitFunction(StaticFunction[_P, _R]):
             options["donate_argnames"] = tuple(sorted(self._params().donate_keywords))
         if self._by_name is not None:
             options["in_shardings"] = self._in_shardings_of(plan)
-        elif self._in_shardings is not None:
-            options["in_shardings"] = self._in_shardings
-        if not self._deprecated:
+        elif self._opts.in_shardings is not None:
+            options["in_shardings"] = self._opts.in_shardings
+        if not self._opts.deprecated:
             program = jax.jit(body, **options)
         else:
             # Warned at decoration, as jax.jit warns: not again per program (each static key is one). catch_warnings
             # swaps the process-wide filters, so jaxstatic's own builds take turns; only options JAX deprecates come
             # here.
             with _DEPRECATED_LOCK, warnings.catch_warnings():
-                for message in self._deprecated:
+                for message in self._opts.deprecated:
                     warnings.filterwarnings("ignore", message=re.escape(message), category=DeprecationWarning)
                 program = jax.jit(body, **options)
         if not donate:
             return program
         names = [*program_args, *[program_args[-1]] * len(self._params().donate_extras)]
         return _donate.recording(program, self._name, [(i, names[min(i, len(names) - 1)]) for i in donate],
-                                 self._own_values["strict_donation"])
+                                 self._opts.strict_donation)
 
     def _in_shardings_of(self, plan: Plan) -> tuple[Any, ...]:
         """``in_shardings`` by parameter, one entry per argument of the program of this call shape: the named
@@ -241,7 +256,7 @@ class JitMethod(BoundMethod[_P, _R]):
 
 
 JitFunction._method_type = JitMethod
-_OWN_DEFAULTS = {own.name: own.default for own in JitFunction._own_options}
+_OWN_DEFAULTS = dict(_options.own_options(JitOptions))
 
 
 # The options are typed one by one, so that a misspelt one (``max_trace=3``) is reported by every checker: jaxstatic's
@@ -278,7 +293,7 @@ def jit(fn: Callable[_P, _R] | None = None, /, **options: Any) -> Any:
     ``max_traces`` (``None`` or an int >= 0) raises ``RetraceError`` instead of tracing past that many times;
     ``cache_size`` bounds the programs kept (least recently used evicted; default 8192, ``jax.jit``'s own bound).
     ``strict_donation`` (``True``) makes a donation XLA cannot use an ``UnusableDonationError`` instead of JAX's
-    warning. These three are jaxstatic's own (``JitFunction._own_options``); JAX never sees them.
+    warning. These three are jaxstatic's own (``JitOptions``' fields made by ``_options.own``); JAX never sees them.
 
     The returned ``JitFunction`` is called like ``fn`` and offers ``trace_count``, ``retraces``, ``cache_info()``,
     ``clear_cache()``, ``lower(...)``, ``trace(...)`` and ``eval_shape(...)``.
@@ -289,4 +304,4 @@ def jit(fn: Callable[_P, _R] | None = None, /, **options: Any) -> Any:
     return JitFunction(fn, **{**_OWN_DEFAULTS, **options})
 
 
-__all__ = ["JitFunction", "JitMethod", "jit"]
+__all__ = ["JitFunction", "JitMethod", "JitOptions", "jit"]

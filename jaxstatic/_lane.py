@@ -253,7 +253,7 @@ class Lane:
         with self.owner._stats.lock:
             self.keys[key] = None
             self.keys.move_to_end(key)
-            while len(self.keys) > (self.owner._stats.maxsize or len(self.keys)):
+            while len(self.keys) > self.owner._stats.options.cache_size:
                 self.keys.popitem(last=False)
                 self.owner._stats.evictions += 1
 
@@ -264,7 +264,7 @@ class Lane:
         # the plain dict's values: no key is hashed, so no Python code runs and a hit's move_to_end in another
         # thread cannot come in between (an OrderedDict's own values() looks each key up)
         own = sum(not getattr(p, "lane", False) for p in list(dict.values(cache)))
-        return min(own + len(self.keys), self.owner._stats.maxsize or own + len(self.keys))
+        return min(own + len(self.keys), self.owner._stats.options.cache_size)
 
 
 def _hit_in_c(lane: Lane, owner: Owner, layout: Layout) -> Callable[..., Any] | None:

@@ -6,6 +6,9 @@ into parameter *names*: the program jaxstatic compiles per static key has other 
 function (static parameters are not among its arguments), so names are the one form that survives the split.
 
 ``in_axes`` (vmap/pmap), ``argnums`` (grad) and ``nondiff_argnums`` (custom_vjp) go through the same helpers.
+
+Every option given to a transform lands in one frozen record (``Options``, extended per transform), made when the
+transform is applied and read by attribute: jaxstatic's own options are its fields marked ``own``, each with its check.
 """
 
 from __future__ import annotations
@@ -14,8 +17,11 @@ import dataclasses
 import difflib
 import inspect
 import numbers
+import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from typing_extensions import Self
 
 from ._errors import OptionError, option_error
 from ._naming import display_name
@@ -134,25 +140,6 @@ def _plain(signature: inspect.Signature) -> str:
                                  return_annotation=inspect.Signature.empty))
 
 
-@dataclasses.dataclass(frozen=True)
-class Own:
-    """One of jaxstatic's own options (one JAX does not have), declared once with its check. A transform lists those
-    it takes (``StaticFunction._own_options``); from that list alone come the options taken out before JAX sees the
-    rest (``take_own``), the names an unknown option is compared with, and the tests that hold ``js.jit``'s typed
-    overloads, its docstring and its guide to it. A new option: its declaration here (or beside the code it
-    concerns), its name in a transform's list, its use (``self._own_values[name]``), its test."""
-
-    name: str
-    default: Any
-    check: Callable[[str, Any], Any]  # (function, value given) -> the value used; raises OptionError if refused
-
-
-def take_own(declared: Iterable[Own], function: str, options: dict[str, Any]) -> dict[str, Any]:
-    """Take the declared options out of ``options`` (JAX never sees one: any option left would take the exact-key
-    lane away), each checked, its default where it was not given."""
-    return {own.name: own.check(function, options.pop(own.name, own.default)) for own in declared}
-
-
 def check_max_traces(function: str, value: Any) -> int | None:
     if value is None or (type(value) is int and value >= 0):
         return value
@@ -172,15 +159,82 @@ def check_cache_size(function: str, value: Any) -> int:
                        f"Give an int >= 1, the number of compiled programs kept (default {JAX_JIT_CACHE_SIZE}).")
 
 
-MAX_TRACES = Own("max_traces", None, check_max_traces)
-"""``RetraceError`` instead of a trace past this many (``None``: no limit)."""
-CACHE_SIZE = Own("cache_size", JAX_JIT_CACHE_SIZE, check_cache_size)
-"""The programs kept, least recently used evicted past it."""
+def own(default: Any, check: Callable[[str, Any], Any]) -> Any:
+    """A field of a record that is one of jaxstatic's own options (one JAX does not have), with its check:
+    ``check(function, value given)`` gives the value kept, or raises ``OptionError``. The fields so marked are the
+    transform's own options (``own_options``): taken out before JAX sees the rest, compared with an unknown
+    option's name, and held to ``js.jit``'s typed overloads, docstring and guide (``tests/docs/test_own_options.py``)."""
+    return dataclasses.field(default=default, metadata={"check": check})
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Options:
+    """A transformed function's options, made once when the transform is applied (``make``), as ``jax.jit`` parses
+    its own into one ``PjitInfo``, and read by attribute from then on. Frozen: nothing read at decoration can change
+    under what was built from it. Each transform extends it with its own fields and names its record
+    (``StaticFunction._options_type``); ``StaticFunction`` keeps it as ``_opts``, and its statistics read it too
+    (``TraceStats.options``), so an option that changes counting reaches them through the record alone. What is
+    later resolved against the signature (``ParamOptions``, entries by parameter name) is derived from it, kept apart."""
+
+    function: str
+    """The function's name, as messages give it."""
+    jax: Mapping[str, Any]
+    """JAX's options that each program is given as they are: what the fields below did not take."""
+    static_argnums: Any = None
+    """JAX's options naming parameters, as given: resolved to names (``resolve_param_options``), never passed on."""
+    static_argnames: Any = None
+    donate_argnums: Any = None
+    donate_argnames: Any = None
+    max_traces: int | None = own(None, check_max_traces)
+    """``RetraceError`` instead of a trace past this many (``None``: no limit)."""
+    cache_size: int = own(JAX_JIT_CACHE_SIZE, check_cache_size)
+    """The programs kept, least recently used evicted past it."""
+
+    @classmethod
+    def make(cls, function: str, given: dict[str, Any]) -> Self:
+        """The record of the options ``given`` to a transform of ``function``: each field's value popped out of
+        ``given`` (an own option checked, its default where not given), those ``_derived`` works out, and the rest
+        JAX's (``jax``): JAX never sees an own option (one left would also take the exact-key lane away)."""
+        values = cls._derived(function, given)
+        for name, default, check in _fields(cls):
+            if name in values:
+                continue
+            if check is not None:
+                values[name] = check(function, given.pop(name, default))
+            elif name in given:
+                values[name] = given.pop(name)
+        return cls(function=function, jax=types.MappingProxyType(dict(given)), **values)
+
+    @classmethod
+    def _derived(cls, function: str, given: Mapping[str, Any]) -> dict[str, Any]:
+        """What a transform checks of ``given`` as a whole when it is applied, and the fields it works out from it
+        (a record's fields not given as options): none here."""
+        return {}
+
+
+_Field = tuple[str, Any, Callable[[str, Any], Any] | None]
+_FIELDS: dict[type[Options], tuple[_Field, ...]] = {}  # per record class, read once (a race makes the same tuple)
+
+
+def _fields(record: type[Options]) -> tuple[_Field, ...]:
+    """``(name, default, check)`` of each field a record takes from the options given (``check``: an own one's)."""
+    found = _FIELDS.get(record)
+    if found is None:
+        found = _FIELDS[record] = tuple((f.name, f.default, f.metadata.get("check")) for f in dataclasses.fields(record)
+                                        if f.name not in ("function", "jax"))
+    return found
+
+
+def own_options(record: type[Options]) -> Mapping[str, Any]:
+    """A record's own options (its fields made by ``own``), by name, with their defaults: what the transform takes
+    that JAX does not."""
+    return {name: default for name, default, check in _fields(record) if check is not None}
 
 
 @dataclasses.dataclass(frozen=True)
 class ParamOptions:
-    """Options that refer to parameters, by name; resolved against the signature at decoration."""
+    """Options that refer to parameters, by name: derived from the record's (``Options.static_argnums``...) and
+    the signature, once (``StaticFunction._params``), so kept beside the record, not in it."""
 
     static: frozenset[str]  # from static_argnums/static_argnames (annotations add to these later)
     donate: tuple[str, ...]  # in signature order
@@ -195,24 +249,22 @@ ANY_CALL = inspect.Signature([_Kind("args", _Kind.VAR_POSITIONAL), _Kind("kwargs
 them: any arguments, passed on as they are."""
 
 
-def resolve_param_options(function: str, signature: inspect.Signature | None,
-                          options: dict[str, Any]) -> ParamOptions:
-    """Pop and check ``static_argnums/argnames`` and ``donate_argnums/argnames`` from ``options``. ``signature``
-    is None for a callable whose signature cannot be read (``dict``, some builtins): its arguments are taken as
-    ``*args, **kwargs``, and ``donate_argnames`` cannot be told from positions (as in ``jax.jit``)."""
+def resolve_param_options(options: Options, signature: inspect.Signature | None) -> ParamOptions:
+    """Check ``static_argnums/argnames`` and ``donate_argnums/argnames`` against the signature, by name.
+    ``signature`` is None for a callable whose signature cannot be read (``dict``, some builtins): its arguments are
+    taken as ``*args, **kwargs``, and ``donate_argnames`` cannot be told from positions (as in ``jax.jit``)."""
+    function = options.function
     if signature is None:
-        if options.get("donate_argnames") is not None:
+        if options.donate_argnames is not None:
             raise option_error("donate_argnames", function, "names parameters, but its signature cannot be read",
                                "Donate by position (donate_argnums).")
         signature = ANY_CALL
-    statics = argnums_into_varargs(function, signature, _jit_argnums(signature, options.pop("static_argnums", None)),
+    statics = argnums_into_varargs(function, signature, _jit_argnums(signature, options.static_argnums),
                                    "static_argnums")
-    static_names = check_argnames(function, signature, options.pop("static_argnames", None), "static_argnames",
-                                  keywords=True)
-    donated = argnums_into_varargs(function, signature, _jit_argnums(signature, options.pop("donate_argnums", None)),
+    static_names = check_argnames(function, signature, options.static_argnames, "static_argnames", keywords=True)
+    donated = argnums_into_varargs(function, signature, _jit_argnums(signature, options.donate_argnums),
                                    "donate_argnums")
-    donate_names = check_argnames(function, signature, options.pop("donate_argnames", None), "donate_argnames",
-                                  keywords=True)
+    donate_names = check_argnames(function, signature, options.donate_argnames, "donate_argnames", keywords=True)
     params = signature.parameters
     donate = {n for n in (*donated, *donate_names) if isinstance(n, str) and n in params}
     both = (set(static_names) & set(donate_names)) - set(params)
@@ -272,7 +324,6 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
                        "name.")
 
 
-__all__ = ["ANY_CALL", "CACHE_SIZE", "JAX_JIT_CACHE_SIZE", "MAX_TRACES", "OptionError", "Own", "ParamOptions",
-           "argnums_into_varargs", "as_tuple", "check_argnames", "check_cache_size", "check_callable",
-           "check_max_traces", "check_not_static", "names_of_argnums", "per_parameter", "positional",
-           "resolve_param_options", "take_own"]
+__all__ = ["ANY_CALL", "JAX_JIT_CACHE_SIZE", "OptionError", "Options", "ParamOptions", "argnums_into_varargs",
+           "as_tuple", "check_argnames", "check_cache_size", "check_callable", "check_max_traces", "check_not_static",
+           "names_of_argnums", "own", "own_options", "per_parameter", "positional", "resolve_param_options"]

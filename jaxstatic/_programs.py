@@ -139,7 +139,7 @@ class Programs:
         self._cache[key] = program
         self._slots[key] = slot
         evicted: list[tuple[Any, Any, Any]] = []
-        while len(self._cache) > (self._stats.maxsize or len(self._cache)):
+        while len(self._cache) > self._stats.options.cache_size:
             old, dropped = self._cache.popitem(last=False)
             evicted.append((old, dropped, self._slots.pop(old, None)))
             self._evicted.append(hash(old))
@@ -225,7 +225,7 @@ class Programs:
 
     def _why_again(self, key: Any) -> str:
         if hash(key) in self._evicted:
-            return EVICTED.format(self._stats.maxsize)
+            return EVICTED.format(self._stats.options.cache_size)
         return _explain.NOTHING_SEEN
 
 

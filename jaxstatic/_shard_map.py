@@ -16,10 +16,11 @@ tuple or dict, and any number of extras shares one program.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Set
-from typing import Any, TypeVar, overload
+from typing import Any, ClassVar, TypeVar, overload
 
 import jax
 from jax.sharding import PartitionSpec
@@ -120,6 +121,23 @@ def _is_spec_tree(value: Any) -> bool:
         value, (tuple, list, Mapping))
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class ShardMapOptions(_options.Options):
+    """``js.shard_map``'s options (``_options.Options``): ``in_specs`` as given, laid onto each program's arguments
+    by parameter name (``ShardMapFunction._resolve``); the rest are ``jax.shard_map``'s, passed on as they are."""
+
+    in_specs: Any = INFER
+
+    @classmethod
+    def _derived(cls, function: str, given: Mapping[str, Any]) -> dict[str, Any]:
+        needs = _compat.shard_map_needs(given.get("mesh"), given.get("in_specs", INFER))
+        if needs is not None:
+            raise option_error("shard_map", function, f"is given {needs}, which needs JAX "
+                               f"{_compat.SHARD_MAP_VERSION} or later (this is JAX {jax.__version__})",
+                               "Pass mesh= and in_specs= explicitly, or upgrade JAX.")
+        return {}
+
+
 class ShardMapFunction(StaticFunction[_P, _R]):
     """A function mapped over shards by ``jaxstatic.shard_map``. Call it like the function it wraps.
 
@@ -128,29 +146,26 @@ class ShardMapFunction(StaticFunction[_P, _R]):
 
     _transform = "shard_map"
     _counts_traces = True  # compiled and cached per static key, like jit: a trace is a real event here
+    _options_type: ClassVar[type[_options.Options]] = ShardMapOptions
+    _opts: ShardMapOptions
 
     def __init__(self, fn: Callable[_P, _R], *, out_specs: Any, in_specs: Any, mesh: Any, axis_names: Set[Any],
                  check_vma: bool, max_traces: int | None = None,
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
-        self._in_specs = in_specs
-        self._by_name: dict[str, Any] | None = None
-        self._shard_options = {"out_specs": out_specs, "mesh": mesh, "axis_names": axis_names, "check_vma": check_vma}
-        super().__init__(fn, {"max_traces": max_traces, "cache_size": cache_size})
-        needs = _compat.shard_map_needs(mesh, in_specs)
-        if needs is not None:
-            raise option_error("shard_map", self._name, f"is given {needs}, which needs JAX "
-                               f"{_compat.SHARD_MAP_VERSION} or later (this is JAX {jax.__version__})",
-                               "Pass mesh= and in_specs= explicitly, or upgrade JAX.")
+        self._by_name: dict[str, Any] | None = None  # derived: in_specs by parameter, once the Static ones are known
+        super().__init__(fn, {"in_specs": in_specs, "out_specs": out_specs, "mesh": mesh, "axis_names": axis_names,
+                              "check_vma": check_vma, "max_traces": max_traces, "cache_size": cache_size})
 
     def _checks_at_decoration(self) -> bool:
-        return not _is_spec_tree(self._in_specs)
+        return not _is_spec_tree(self._opts.in_specs)
 
     def _resolve(self, layout: Layout) -> None:
-        if _is_spec_tree(self._in_specs):
+        in_specs = self._opts.in_specs
+        if _is_spec_tree(in_specs):
             return
-        if isinstance(self._in_specs, Mapping):
-            _options.check_not_static(self._name, self._in_specs, layout.static, "in_specs")
-        by_name = by_parameter(self._name, layout, self._in_specs, "in_specs")
+        if isinstance(in_specs, Mapping):
+            _options.check_not_static(self._name, in_specs, layout.static, "in_specs")
+        by_name = by_parameter(self._name, layout, in_specs, "in_specs")
         required = [p.name for p in layout.signature.parameters.values()
                     if p.name not in layout.static and p.default is p.empty
                     and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -168,10 +183,10 @@ class ShardMapFunction(StaticFunction[_P, _R]):
         return self._by_name[name]
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
-        in_specs = self._in_specs
+        in_specs = self._opts.in_specs
         if self._by_name is not None:
             in_specs = tuple(self._spec_of(name) for name in program_names(plan))
-        options = self._shard_options
+        options = self._opts.jax
         return packed(plan, body, lambda f: jax.jit(_compat.shard_map(f, in_specs=in_specs, **options)))
 
 
@@ -213,4 +228,4 @@ def shard_map(fn: Callable[_P, _R] | None = None, /, *, out_specs: Any, in_specs
     return ShardMapFunction(fn, **options)
 
 
-__all__ = ["INFER", "ShardMapFunction", "by_parameter", "packed", "program_names", "shard_map"]
+__all__ = ["INFER", "ShardMapFunction", "ShardMapOptions", "by_parameter", "packed", "program_names", "shard_map"]

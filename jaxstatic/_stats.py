@@ -13,11 +13,14 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 from . import _extension
 from ._errors import retrace_limit_error
 from ._explain import Signature, blame
+
+if TYPE_CHECKING:
+    from ._options import Options
 
 logger = logging.getLogger("jaxstatic")
 
@@ -147,12 +150,13 @@ class TraceStats:
     not as a hit.
     """
 
-    def __init__(self, function: str, max_traces: int | None, maxsize: int | None = None,
-                 label: str | None = None) -> None:
-        self.function = function
-        self.label = label or function  # the report's name: the transform stack, jit(grad(loss))
-        self.max_traces = max_traces
-        self.maxsize = maxsize
+    def __init__(self, options: Options, label: str | None = None) -> None:
+        # The function's record of options (``_options.Options``), read by attribute where counting needs one
+        # (``max_traces`` at a trace, ``cache_size`` at an insert): an option that changes counting reaches the
+        # statistics through the record alone. Never read on a cache hit.
+        self.options = options
+        self.function = options.function
+        self.label = label or options.function  # the report's name: the transform stack, jit(grad(loss))
         # Held for bookkeeping only, never while tracing or compiling; reentrant, as signatures are compared under
         # it (a static value's own __eq__ may call the function again).
         self.lock = threading.RLock()
@@ -176,9 +180,10 @@ class TraceStats:
         returns the retrace record to ``end_trace`` once the body has returned."""
         with self.lock:
             record = self._explain(signature, reason) if self.traces + self.running else None
-            if self.max_traces is not None and self.traces + self.running >= self.max_traces:
+            limit = self.options.max_traces
+            if limit is not None and self.traces + self.running >= limit:
                 why = None if record is None else "; ".join(record.changes) or record.reason
-                raise retrace_limit_error(self.function, self.max_traces, self.traces + self.running + 1, why)
+                raise retrace_limit_error(self.function, limit, self.traces + self.running + 1, why)
             for listener in _LISTENERS:  # no_retrace refuses the trace here, before the user's code runs
                 listener.before(self, "trace", self.traces + self.running + 1, record)
             self.running += 1
@@ -247,7 +252,8 @@ class TraceStats:
         eager = int(repr(self.eager)[6:-1])
         with self.lock:
             misses = self.traces + self.builds
-            return CacheInfo(max(calls - failures - eager - misses, 0), misses, self.maxsize, self.currsize(), self.evictions)
+            return CacheInfo(max(calls - failures - eager - misses, 0), misses, self.options.cache_size,
+                             self.currsize(), self.evictions)
 
     def cleared(self) -> list[Signature]:
         """After ``clear_cache()``: the signatures held static values too, so they go with the programs (returned,

@@ -53,9 +53,6 @@ _R_co = TypeVar("_R_co", covariant=True)
 _R2 = TypeVar("_R2")
 _T = TypeVar("_T")
 
-_PARAM_OPTIONS = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames"})
-
-
 class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transform):
     """A function transformed by jaxstatic. Call it like the function it wraps.
 
@@ -67,8 +64,8 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
     _eager_without_jit: ClassVar[bool] = False  # jit alone becomes the plain function under jax.disable_jit()
     _shares: ClassVar[bool] = True  # made again from the same function and options, the one made before
     _method_type: ClassVar[type[BoundMethod[Any, Any]]]  # what ``__get__`` binds to an instance: set below
-    # jaxstatic's own options (``_options.Own``), given among the options and taken out before JAX sees them
-    _own_options: ClassVar[tuple[_options.Own, ...]] = (_options.MAX_TRACES, _options.CACHE_SIZE)
+    # the record of its options (``_options.Options``, extended per transform): made once, when it is applied
+    _options_type: ClassVar[type[_options.Options]] = _options.Options
     _made: tuple[tuple[Any, ...], dict[str, Any]]  # set by _shared: the options it was made with
     # Kept apart from the ``__dict__`` a transform shares with its handles: the function this object holds strongly
     # (None: a shared transform, kept in the function's own ``__dict__``, which holds it weakly, so that no reference
@@ -81,16 +78,15 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
         self._fn_ref: Callable[[], Any] = _none  # the function, weakly, once a shared transform no longer holds it
         _wrap(self, fn)
         self._name = _naming.display_name(fn)
-        self._options = dict(options)  # JAX's options: jaxstatic's own (``_own_options``) are taken out
-        self._own_values = _options.take_own(self._own_options, self._name, self._options)
-        self._signature_: inspect.Signature | None = None
-        self._params_: _options.ParamOptions | None = None
-        self._layout_: Layout | None = None  # read at the first call (``_layout``)
-        stats = _stats.TraceStats(self._name, self._own_values["max_traces"], self._own_values["cache_size"],
-                                  self._label(fn))
+        self._opts = opts = self._options_type.make(self._name, dict(options))  # every option, read by attribute
+        self._known_signature: inspect.Signature | None = None
+        self._known_params: _options.ParamOptions | None = None
+        self._known_layout: Layout | None = None  # read at the first call (``_layout``)
+        stats = _stats.TraceStats(opts, self._label(fn))
         stats.transforms, stats.site = _transforms(self, fn), _stats.site_of(fn)
         self._core = Core(self, stats)
-        if self._options.keys() & _PARAM_OPTIONS or self._checks_at_decoration():
+        named = (opts.static_argnums, opts.static_argnames, opts.donate_argnums, opts.donate_argnames)
+        if any(option is not None for option in named) or self._checks_at_decoration():
             # Options that name parameters are checked now, like jax.jit's; those that depend on which parameters
             # are Static too when the annotations resolve (forward references to later classes resolve by the
             # first call). Without such options nothing is read now: decoration stays as cheap as jax.jit's.
@@ -149,25 +145,26 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
     # -- its parameters: which are static, which donated ------------------------------------------------------
 
     def _signature(self) -> inspect.Signature:
-        if self._signature_ is None:
+        if self._known_signature is None:
             try:
-                self._signature_ = call_signature(self._fn)
+                self._known_signature = call_signature(self._fn)
             except (ValueError, TypeError):  # dict, some builtins: called as (*args, **kwargs), as jax.jit calls them
-                self._signature_ = _options.ANY_CALL
-        return self._signature_
+                self._known_signature = _options.ANY_CALL
+        return self._known_signature
 
     def _params(self) -> _options.ParamOptions:
-        """The parameter options (static and donated names), checked against the signature once."""
-        if self._params_ is None:
+        """The parameter options (static and donated names), checked against the signature once: derived from the
+        record and the signature, so kept beside the record."""
+        if self._known_params is None:
             signature = self._signature()
-            self._params_ = _options.resolve_param_options(
-                self._name, None if signature is _options.ANY_CALL else signature, self._options)
-        return self._params_
+            self._known_params = _options.resolve_param_options(
+                self._opts, None if signature is _options.ANY_CALL else signature)
+        return self._known_params
 
     def _layout(self) -> Layout:
         """Which parameters are static and where each value of a call comes from (``_plan``), read once; the
         options that depend on it resolved then (``_resolve``)."""
-        layout = self._layout_
+        layout = self._known_layout
         if layout is None:
             params, inner = self._params(), inner_transform(self._fn)
             extras, keywords = params.static_extras, params.static_keywords
@@ -177,7 +174,7 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
                                params.static | self._inner_static(), f"jaxstatic.{self._transform}",
                                extras=extras, keywords=keywords)
             self._resolve(layout)
-            self._layout_ = layout
+            self._known_layout = layout
         return layout
 
     def _inner_static(self) -> frozenset[str]:

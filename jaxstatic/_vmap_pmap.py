@@ -23,12 +23,12 @@ import dataclasses
 import functools
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 import jax
 from typing_extensions import ParamSpec
 
-from . import _compat, _donate, _lazy, _naming, _options
+from . import _compat, _donate, _lazy, _options
 from ._errors import option_error
 from ._parts import Slot
 from ._plan import Layout, Plan
@@ -129,6 +129,19 @@ def _each(function: str, name: str, entry: Any, count: int, option: str) -> list
     return list(entry)
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class VmapOptions(_options.Options):
+    """``js.vmap``'s options (``_options.Options``): ``in_axes`` as given, checked and keyed by parameter name once
+    the Static parameters are known (``resolve_in_axes``); the rest are ``jax.vmap``'s, passed on as they are."""
+
+    in_axes: Any = 0
+
+    @classmethod
+    def _derived(cls, function: str, given: Mapping[str, Any]) -> dict[str, Any]:
+        _check_out_axes(function, given.get("out_axes", 0))
+        return {}
+
+
 class VmapFunction(StaticFunction[_P, _R]):
     """A function vectorized by ``jaxstatic.vmap``. Call it like the function it wraps.
 
@@ -137,27 +150,26 @@ class VmapFunction(StaticFunction[_P, _R]):
 
     _transform = "vmap"
     _counts_traces = False
+    _options_type: ClassVar[type[_options.Options]] = VmapOptions
+    _opts: VmapOptions
 
     def __init__(self, fn: Callable[_P, _R], *, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable | None = None,
                  axis_size: int | None = None, spmd_axis_name: Any = None,
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
-        self._in_axes_given = in_axes
-        self._in_axes: InAxes | None = None
-        _check_out_axes(_naming.display_name(fn), out_axes)
-        self._vmap_options = {"out_axes": out_axes, "axis_name": axis_name, "axis_size": axis_size,
-                              "spmd_axis_name": spmd_axis_name}
-        super().__init__(fn, {"cache_size": cache_size})
+        self._axes: InAxes | None = None  # derived: in_axes by parameter, once the Static ones are known
+        super().__init__(fn, {"in_axes": in_axes, "out_axes": out_axes, "axis_name": axis_name,
+                              "axis_size": axis_size, "spmd_axis_name": spmd_axis_name, "cache_size": cache_size})
 
     def _checks_at_decoration(self) -> bool:
         """An int or None needs no signature; any other ``in_axes`` is checked against it when applied."""
-        return not (self._in_axes_given is None or type(self._in_axes_given) is int)
+        return not (self._opts.in_axes is None or type(self._opts.in_axes) is int)
 
     def _resolve(self, layout: Layout) -> None:
-        self._in_axes = resolve_in_axes(self._name, layout, self._in_axes_given)
+        self._axes = resolve_in_axes(self._name, layout, self._opts.in_axes)
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
-        assert self._in_axes is not None
-        axes, options = self._in_axes, self._vmap_options
+        assert self._axes is not None
+        axes, options = self._axes, self._opts.jax
         if not any(src.kind in _VARIADIC for _, src in plan.dynamics):
             return _compat.vmap(body, in_axes=program_axes(self._name, axes, plan, 0, ()), **options)
         # One static key serves every number of *args extras and every set of **kwargs names: one jax.vmap each,
@@ -231,6 +243,14 @@ def vmap(fn: Callable[_P, _R] | None = None, /, *, in_axes: Any = 0, out_axes: A
                         spmd_axis_name=spmd_axis_name, cache_size=cache_size)
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class PmapOptions(_options.Options):
+    """``js.pmap``'s options (``_options.Options``): ``in_axes`` as given, keyed by parameter name as vmap's;
+    ``static_broadcasted_argnums`` given as ``static_argnums``; the rest are ``jax.pmap``'s, passed on as they are."""
+
+    in_axes: Any = 0
+
+
 def _argnums(value: int | Iterable[int]) -> tuple[Any, ...]:
     """An int or any iterable of ints (``jax.pmap`` takes a range or a set too) as a tuple."""
     return tuple(value) if isinstance(value, Iterable) else (value,)
@@ -248,28 +268,29 @@ class PmapFunction(StaticFunction[_P, _R]):
     # Never shared across rebuilds (``_shared``): JAX keeps a pmap's traced body until jax.clear_caches(), and the
     # body reaches the function, which would then keep this function's static values alive through its own.
     _shares = False
+    _options_type: ClassVar[type[_options.Options]] = PmapOptions
+    _opts: PmapOptions
 
     def __init__(self, fn: Callable[_P, _R], axis_name: Hashable | None = None, *, in_axes: Any = 0,
                  out_axes: Any = 0, static_broadcasted_argnums: int | Iterable[int] = (),
                  devices: Sequence[Any] | None = None, backend: str | None = None, axis_size: int | None = None,
                  donate_argnums: int | Iterable[int] = (), max_traces: int | None = None,
                  cache_size: int = _options.JAX_JIT_CACHE_SIZE) -> None:
-        self._in_axes = in_axes
-        self._axes = InAxes({}, 0)
-        self._pmap_options = {"axis_name": axis_name, "out_axes": out_axes, "devices": devices, "backend": backend,
-                              "axis_size": axis_size}
+        self._axes = InAxes({}, 0)  # derived: in_axes by parameter, once the Static ones are known
         params = {"static_argnums": _argnums(static_broadcasted_argnums), "donate_argnums": _argnums(donate_argnums)}
         # given only when non-empty, so that a plain js.pmap(f) reads no signature until its first call
-        super().__init__(fn, {**{k: v for k, v in params.items() if v}, "max_traces": max_traces, "cache_size": cache_size})
+        super().__init__(fn, {**{k: v for k, v in params.items() if v}, "in_axes": in_axes, "axis_name": axis_name,
+                              "out_axes": out_axes, "devices": devices, "backend": backend, "axis_size": axis_size,
+                              "max_traces": max_traces, "cache_size": cache_size})
 
     def _checks_at_decoration(self) -> bool:
-        return not (self._in_axes is None or type(self._in_axes) is int)
+        return not (self._opts.in_axes is None or type(self._opts.in_axes) is int)
 
     def _resolve(self, layout: Layout) -> None:
-        self._params_ = _donate.with_declared(self._fn, self._name, layout.signature, layout.static,
+        self._known_params = _donate.with_declared(self._fn, self._name, layout.signature, layout.static,
                                               self._params())  # Donate[...] marks join donate_argnums
         _options.check_not_static(self._name, self._params().donate, layout.static, "donate_argnums")
-        self._axes = resolve_in_axes(self._name, layout, self._in_axes)
+        self._axes = resolve_in_axes(self._name, layout, self._opts.in_axes)
 
     def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:
         """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature that
@@ -284,7 +305,7 @@ class PmapFunction(StaticFunction[_P, _R]):
         names = program_names(plan)
         in_axes = tuple(self._axes.of(n) for n in names)  # *args/**kwargs extras reach JAX packed, one entry each
         donate = tuple(i for i, name in enumerate(names) if name in self._params().donate)
-        options = dict(self._pmap_options, in_axes=in_axes, donate_argnums=donate)
+        options = dict(self._opts.jax, in_axes=in_axes, donate_argnums=donate)
         program = packed(plan, _weakly(body), lambda f: _pmapped(f, options))
         if not donate:
             return _Held(program, body)
@@ -402,4 +423,5 @@ def pmap(fn: Callable[_P, _R] | None = None, /, axis_name: Hashable | None = Non
     return PmapFunction(fn, **options)
 
 
-__all__ = ["InAxes", "PmapFunction", "VmapFunction", "pmap", "program_axes", "resolve_in_axes", "vmap"]
+__all__ = ["InAxes", "PmapFunction", "PmapOptions", "VmapFunction", "VmapOptions", "pmap", "program_axes",
+           "resolve_in_axes", "vmap"]

@@ -1,5 +1,6 @@
-"""jaxstatic's own options are declared once (``_options.Own``, listed per transform in ``_own_options``): the typed
-overloads of ``js.jit``, its docstring and its guide are held to that list, so none of them can miss a new option."""
+"""jaxstatic's own options are declared once, as fields of a transform's options record made by ``_options.own``
+(``JitOptions`` for ``js.jit``): the typed overloads of ``js.jit``, its docstring and its guide are held to those
+fields, so none of them can miss a new option."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import inspect
 import pytest
 
 import jaxstatic as js
-from jaxstatic._jit import JitFunction
+from jaxstatic._jit import JitFunction, JitOptions
+from jaxstatic._options import own_options
 
 from ._blocks import ROOT
 
-OWN = {own.name: own for own in JitFunction._own_options}
+OWN = own_options(JitOptions)  # name -> default
 
 
 def f(x: object, n: int = 1) -> object:
@@ -27,7 +29,8 @@ def _overloads() -> list[ast.FunctionDef]:
 
 
 def test_jit_declares_its_own_options() -> None:
-    assert set(OWN) == {"max_traces", "cache_size", "strict_donation"}
+    assert JitFunction._options_type is JitOptions
+    assert dict(OWN) == {"max_traces": None, "cache_size": 8192, "strict_donation": None}
 
 
 @pytest.mark.parametrize("overload", range(2))
@@ -35,10 +38,10 @@ def test_each_typed_overload_of_jit_takes_each_own_option_with_its_default(overl
     node = _overloads()[overload]
     defaults = {arg.arg: default for arg, default in zip(node.args.kwonlyargs, node.args.kw_defaults)}
     assert set(OWN) <= set(defaults), set(OWN) - set(defaults)
-    for name, own in OWN.items():
+    for name, own_default in OWN.items():
         default = defaults[name]
         assert isinstance(default, ast.Constant)
-        assert default.value is Ellipsis or default.value == own.default, (name, default.value)
+        assert default.value is Ellipsis or default.value == own_default, (name, default.value)
 
 
 def test_jit_docstring_and_guide_name_each_own_option() -> None:
@@ -58,5 +61,6 @@ def test_an_unknown_option_is_compared_with_the_own_ones_too() -> None:
 
 def test_own_options_never_reach_jax_jit() -> None:
     g = js.jit(f, static_argnames="n", max_traces=3, cache_size=4, strict_donation=False)
-    assert g._options == {}  # taken out (JAX's static options popped too once read): the exact-key lane stays
-    assert g._own_values == {"max_traces": 3, "cache_size": 4, "strict_donation": False}
+    assert dict(g._opts.jax) == {}  # taken out (JAX's static options are the record's fields): the exact-key lane stays
+    assert (g._opts.max_traces, g._opts.cache_size, g._opts.strict_donation) == (3, 4, False)
+    assert g._opts.static_argnames == "n"
