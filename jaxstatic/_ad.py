@@ -54,7 +54,7 @@ class GradFunction(StaticFunction[_P, _R]):
 
     _transform = "grad"
     _counts_traces = False
-    _value = False
+    _jax_transform: Callable[..., Any] = staticmethod(jax.grad)  # what differentiates the body
     _options_type: ClassVar[type[_options.Options]] = GradOptions
     _opts: GradOptions
 
@@ -107,8 +107,7 @@ class GradFunction(StaticFunction[_P, _R]):
                 raise missing_extra_error(self._transform, self._name, self._varargs(), name, extras)
         # a *args extra by its position among them: they follow the named values, one argument each
         argnums = tuple(named.index(n) if isinstance(n, str) else len(named) + n for n in self._diff)
-        transform = jax.value_and_grad if self._value else jax.grad
-        program = transform(body, argnums=argnums[0] if self._single else argnums, **self._opts.jax)
+        program = self._jax_transform(body, argnums=argnums[0] if self._single else argnums, **self._opts.jax)
         return functools.partial(_checked_call, program, frozenset(argnums))
 
 
@@ -121,7 +120,7 @@ class ValueAndGradFunction(GradFunction[_P, _R]):
     ``((value, aux), gradient)`` with ``has_aux``."""
 
     _transform = "value_and_grad"
-    _value = True
+    _jax_transform = staticmethod(jax.value_and_grad)
 
 
 def _first_differentiable(layout: Layout) -> tuple[str | int, ...]:
