@@ -97,8 +97,8 @@ def _env(platform: str) -> dict[str, str]:
     if platform == "cpu":  # JAX's CPU CI: 8 host devices
         env["JAX_PLATFORMS"] = "cpu"
         env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
-    else:
-        env["JAX_PLATFORMS"] = platform
+    else:  # the accelerator, with the host's CPU beside it (tests that copy across clients need both)
+        env["JAX_PLATFORMS"] = f"{platform},cpu"
     return env
 
 
