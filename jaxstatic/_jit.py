@@ -138,8 +138,8 @@ class JitFunction(StaticFunction[_P, _R]):
 
     def _resolve(self, layout: Layout) -> None:
         # Donate[...] marks join donate_argnums/donate_argnames, once the Static parameters are known
-        params = self._known_params = _donate.with_declared(self._fn, self._name, layout.signature, layout.static,
-                                                       self._params())
+        params = self._known_params = _donate.with_declared(self._fn, self._name, layout.signature,
+                                                            layout.static, self._params())
         varargs = [n for n, p in layout.signature.parameters.items() if p.kind is p.VAR_POSITIONAL]
         _options.check_not_static(self._name, [*params.donate, *(varargs if params.donate_extras else ())],
                                   layout.static, "donate_argnums/donate_argnames")

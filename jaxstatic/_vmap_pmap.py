@@ -288,7 +288,7 @@ class PmapFunction(StaticFunction[_P, _R]):
 
     def _resolve(self, layout: Layout) -> None:
         self._known_params = _donate.with_declared(self._fn, self._name, layout.signature, layout.static,
-                                              self._params())  # Donate[...] marks join donate_argnums
+                                                   self._params())  # Donate[...] marks join donate_argnums
         _options.check_not_static(self._name, self._params().donate, layout.static, "donate_argnums")
         self._axes = resolve_in_axes(self._name, layout, self._opts.in_axes)
 
