@@ -59,7 +59,7 @@ class Miss:
     __slots__ = ("args", "built", "cached", "event", "key", "kw", "kwargs", "lane", "local", "outer", "owner", "plan",
                  "pos", "program", "record", "slot", "thread", "traces")
 
-    def __init__(self, owner: Programs | None, plan: Plan | None, key: Any, args: tuple[Any, ...],
+    def __init__(self, owner: Finishes | None, plan: Plan | None, key: Any, args: tuple[Any, ...],
                  kwargs: dict[str, Any], traces: bool = True) -> None:
         self.owner, self.plan, self.key, self.args, self.kwargs = owner, plan, key, args, kwargs
         self.traces = traces  # a failure may be a dynamic value JAX cannot trace (not so for an eager call)
@@ -153,8 +153,8 @@ class Hooks(Protocol):
     def _unspecialized(self) -> type: ...
 
 
-class Programs(Protocol):
-    """What ends a miss: the core's programs (``_programs.Programs``)."""
+class Finishes(Protocol):
+    """What ends a miss: the core's programs (``_programs.Programs`` satisfies it)."""
 
     def _finish(self, key: Any, miss: Miss, ok: bool) -> None: ...
     def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None: ...
@@ -169,7 +169,7 @@ class Switched(Protocol):
     def switched(self) -> bool: ...
 
 
-class Owner(Programs, Protocol):
+class Owner(Finishes, Protocol):
     """A jaxstatic function's core, as its lane, its hits in C and its misses see it (the core's private members,
     named as it names them); its transform is ``_hooks``."""
 
@@ -199,4 +199,4 @@ class Owner(Programs, Protocol):
                         err: TypeError) -> TypeError: ...
 
 
-__all__ = ["Dispatch", "Generated", "Hooks", "Miss", "Owner", "Programs", "Slot", "Switched"]
+__all__ = ["Dispatch", "Finishes", "Generated", "Hooks", "Miss", "Owner", "Slot", "Switched"]
