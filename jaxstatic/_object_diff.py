@@ -6,10 +6,17 @@ static half of ``eqx.partition``) or on a pytree node whose metadata changed (a 
 ``pytree_node=False``, a ``jdc.Static`` field, a ``register_dataclass`` meta field). Their reprs are long and cut
 short, so the two sides of ``->`` would read the same. Instead both objects are walked side by side, descending only
 where the two sides are unequal: by field for named tuples, dataclasses (Equinox modules, flax and jax_dataclasses
-structs among them) and attrs classes; by the key paths ``jax.tree_util`` gives any other pytree node, whose metadata
-is compared as the node's own; by key for mappings and index for sequences. What is left is a leaf, put in words
-with the reason it is new: a function object made again from the same code, a method bound to a new object, or the
-two reprs, cut around their first difference, never before it.
+structs among them), attrs classes and pydantic models; by the key paths ``jax.tree_util`` gives any other pytree node,
+whose metadata is compared as the node's own (an nnx module by its attributes); by key for mappings and
+``ConfigDict``-like ones, index for sequences; ``func``, ``args`` and ``keywords`` for partials, the captured values
+and defaults for two functions of the same code; by attribute name (``__dict__``, ``__slots__``) for any other
+object. An object that compares by identity is said to be a new object, with the fix, before its attributes that
+differ. What is left is a leaf, put in words with the reason it is new: a function object made again from the same
+code, a method bound to a new object, or the two reprs, cut around their first difference, never before it and
+never inside a class name.
+
+Structures rebuilt from a treedef (``rebuilt``) hold new objects on each side wherever the node makes one: there,
+what differs only by identity is said only when nothing else differs.
 
 Runs only when a retrace is explained; its cost is bounded (``_BUDGET`` objects visited) and it never raises: a user
 ``__eq__``, ``__repr__`` or attribute that fails gives a plainer text.
@@ -39,13 +46,17 @@ _DEPTH = 32
 _ATOMS = frozenset({int, float, complex, str, bytes, bool})  # no parts: said as they are, without asking JAX
 
 
-def object_diff(label: str, old: Any, new: Any) -> list[str]:
+def object_diff(label: str, old: Any, new: Any, rebuilt: bool = False) -> list[str]:
     """``["cfg.depth: 2 -> 3"]``: where ``old`` and ``new`` differ, one line per difference (at most a few); a
-    single line for the whole objects when no part of them can be told apart. Never raises."""
-    walk = _Walk()
+    single line for the whole objects when no part of them can be told apart. ``rebuilt``: both were rebuilt from
+    a pytree structure, so that what differs only by identity is said only when nothing else differs. Never
+    raises."""
+    walk = _Walk(rebuilt)
     # a part that fails to compare, to list or to print: what was found so far, or the whole
     with contextlib.suppress(Exception):
         walk.go(label, old, new, 0)
+    if not walk.out and walk.weak:
+        walk.out = walk.weak[:_MAX_LINES]
     if not walk.out:
         try:
             return [leaf_text(label, old, new)]
@@ -67,11 +78,13 @@ def same(a: object, b: object) -> bool:
 class _Walk:
     """One side-by-side walk: the lines found so far, and what is left of its budget."""
 
-    def __init__(self) -> None:
+    def __init__(self, rebuilt: bool = False) -> None:
         self.out: list[str] = []
         self.more = 0
         self.budget = _BUDGET
         self.note: str | None = None  # the name of the (name, value) entry being walked
+        self.identity_counts = not rebuilt  # a new object is a cause (a static value), not a rebuild's artifact
+        self.weak: list[str] = []  # objects that differ by identity alone, said when nothing else differs
 
     def add(self, line: str) -> None:
         if len(self.out) < _MAX_LINES:
@@ -87,7 +100,10 @@ class _Walk:
                 or self.budget < 0):
             self.add(leaf_text(label, a, b))
             return
-        for children in (_bound_object, _fields, _mapping, _sequence, _pytree):
+        if self.identity_counts and by_identity(a) and not _callable_names(a, b):
+            self.identity(label, a, b, depth)
+            return
+        for children in (_bound_object, _partial, _closure, _fields, _mapping, _sequence, _pytree, _attributes):
             pairs = children(label, a, b)
             if pairs is None:
                 continue
@@ -96,6 +112,8 @@ class _Walk:
                 if self.budget < 0:  # the rest of a very large object is left uncompared
                     break
                 if isinstance(x, _Meta):
+                    if x.fallback and len(self.out) + self.more > before:
+                        continue
                     self.add(f"{lab}: pytree metadata {' -> '.join(sides(_repr(x.data), _repr(y.data)))}")
                 elif isinstance(x, _Gone) or isinstance(y, _Gone):
                     self.add(f"{lab}: {'removed' if isinstance(y, _Gone) else 'added'} ({_one_line(x, y)})")
@@ -108,7 +126,23 @@ class _Walk:
             if len(self.out) + self.more > before:
                 return
             break  # every part equal, yet the objects are not: say so about the whole
+        if by_identity(a) and not _callable_names(a, b):  # another object, where that is no cause
+            self.weak.append(f"{label}: another {_type_name(a)} object (compared by identity)")
+            return
         self.add(leaf_text(label, a, b))
+
+    def identity(self, label: str, a: Any, b: Any, depth: int) -> None:
+        """An object that compares by identity, where that is a cause: a new one is a new static value (said first,
+        with the fix), then the attributes that differ, inside which a new object alone is no cause."""
+        name = _type_name(a)
+        self.add(f"{label}: a new {name} object on each call, and {name} compares by identity (it defines no "
+                 f"__eq__); make it once, or give {name} __eq__ and __hash__")
+        self.identity_counts = False
+        try:
+            for lab, x, y in _attributes(label, a, b) or ():
+                self.go(lab, x, y, depth + 1)
+        finally:
+            self.identity_counts = True
 
 
 class _Gone:
@@ -129,8 +163,17 @@ class _Named:
 class _Meta:
     """A pytree node's metadata (its aux data), which is said whole: its layout is the node's own."""
 
-    def __init__(self, data: Any) -> None:
+    def __init__(self, data: Any, fallback: bool = False) -> None:
         self.data = data
+        self.fallback = fallback  # said only when the pairs before it show no difference
+
+
+class StandIn:
+    """A placeholder for a value that only its description stands for (a traced array, ``float32[3]``): said as
+    ``an array float32[3]``, never by its class."""
+
+    __slots__ = ()
+    kind = "an array"
 
 
 Pairs = list[tuple[str, Any, Any]]
@@ -149,6 +192,71 @@ def _compares_values(value: Any) -> bool:
     return eq is not object.__eq__
 
 
+_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial, types.ModuleType)
+
+
+def by_identity(value: Any) -> bool:
+    """An object that compares by identity alone, other than a function (said by ``fresh_object``): each one built
+    is a new static value."""
+    return not _compares_values(value) and not isinstance(value, _FUNCTIONS)
+
+
+def _partial(label: str, a: Any, b: Any) -> Pairs | None:
+    """Two partials compared as what they hold: ``act.keywords['approximate']: True -> False``; none when only
+    the partial objects differ (``fresh_object`` says so)."""
+    if type(a) is not functools.partial:
+        return None
+    parts = [(f"{label}.{n}", getattr(a, n), getattr(b, n)) for n in ("func", "args", "keywords")]
+    return None if equal_build(a, b) else parts
+
+
+def _closure(label: str, a: Any, b: Any) -> Pairs | None:
+    """Two functions of the same code: the captured values and defaults that differ, after the code's location
+    (``act: make.<locals>.<lambda> (train.py:12) captures scale: 2.0 -> 3.0``); none when all are equal, as two
+    builds of the same function are (``fresh_object`` says so)."""
+    if type(a) is not types.FunctionType or a.__code__ is not getattr(b, "__code__", None):
+        return None
+    code = a.__code__
+    where = f"{label}: {a.__qualname__} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+    pairs = [(f"{where} captures {n}", _cell(x), _cell(y))
+             for n, x, y in zip(code.co_freevars, a.__closure__ or (), b.__closure__ or ())]
+    pairs += [(f"{where} default {n}", x, y)
+              for n, x, y in zip(code.co_varnames[code.co_argcount - len(a.__defaults__ or ()):],
+                                 a.__defaults__ or (), b.__defaults__ or ())]
+    pairs += [(f"{where} default {n}", x, (b.__kwdefaults__ or {}).get(n, _GONE))
+              for n, x in (a.__kwdefaults__ or {}).items()]
+    return None if all(equal_build(x, y) for _, x, y in pairs) else pairs
+
+
+def equal_build(a: Any, b: Any, depth: int = 0) -> bool:
+    """Equal, or two builds of the same thing that differ only as new objects: functions of the same code with
+    such captured values and defaults, partials of such functions and equal arguments, and tuples and lists of
+    such (an optax chain captures its parts' functions)."""
+    if same(a, b):
+        return True
+    if type(a) is not type(b) or depth > 8:
+        return False
+    if type(a) is functools.partial:
+        return (equal_build(a.func, b.func, depth + 1) and equal_build(a.args, b.args, depth + 1)
+                and equal_build(a.keywords, b.keywords, depth + 1))
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(equal_build(x, y, depth + 1) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(equal_build(a[k], b[k], depth + 1) for k in a)
+    if type(a) is not types.FunctionType or a.__code__ is not b.__code__:
+        return False
+    return all(equal_build(_cell(x), _cell(y), depth + 1) for x, y in zip(a.__closure__ or (), b.__closure__ or ())) \
+        and equal_build(a.__defaults__, b.__defaults__, depth + 1) \
+        and equal_build(a.__kwdefaults__, b.__kwdefaults__, depth + 1)
+
+
+def _cell(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # a cell not yet filled
+        return _GONE
+
+
 def _fields(label: str, a: Any, b: Any) -> Pairs | None:
     """The compared fields of a named tuple, a dataclass (Equinox modules, flax and jax_dataclasses structs) or an
     attrs class, by name: what ``==`` compares, static metadata included."""
@@ -160,16 +268,22 @@ def _fields(label: str, a: Any, b: Any) -> Pairs | None:
         names = [f.name for f in dataclasses.fields(a) if f.compare]
     elif hasattr(t, "__attrs_attrs__"):
         names = [f.name for f in t.__attrs_attrs__ if getattr(f, "eq", True)]
+    elif isinstance(getattr(t, "model_fields", None), dict) and hasattr(a, "__pydantic_fields_set__"):
+        names = list(t.model_fields)  # a pydantic model
     if names is None:
         return None
     return [(f"{label}.{n}", getattr(a, n, _GONE), getattr(b, n, _GONE)) for n in names]
 
 
 def _mapping(label: str, a: Any, b: Any) -> Pairs | None:
-    if not isinstance(a, Mapping):
+    """A mapping, or an object read as one (an ``ml_collections`` ``ConfigDict``: ``keys()`` and ``[key]``), by
+    key."""
+    if not isinstance(a, Mapping) and not (callable(getattr(type(a), "keys", None))
+                                           and callable(getattr(type(a), "__getitem__", None))):
         return None
-    changed = [(f"{label}[{_one_line(k)}]", a[k], b.get(k, _GONE)) for k in a]
-    return changed + [(f"{label}[{_one_line(k)}]", _GONE, b[k]) for k in b if k not in a]
+    keys_a, keys_b = list(a.keys()), list(b.keys())
+    changed = [(f"{label}[{_one_line(k)}]", a[k], b[k] if k in keys_b else _GONE) for k in keys_a]
+    return changed + [(f"{label}[{_one_line(k)}]", _GONE, b[k]) for k in keys_b if k not in keys_a]
 
 
 def _sequence(label: str, a: Any, b: Any) -> Pairs | None:
@@ -194,6 +308,8 @@ def _pytree(label: str, a: Any, b: Any) -> Pairs | None:
     if node_a is None or node_b is None:
         return None
     if not same(node_a[1], node_b[1]):
+        if _is_nnx(a):  # its metadata holds its attributes: said by name, the metadata whole if none differs
+            return [*(_attributes(label, a, b) or ()), (label, _Meta(node_a[1], True), _Meta(node_b[1]))]
         return [(label, _Meta(node_a[1]), _Meta(node_b[1]))]
     if [p for p, _ in kids_a] != [p for p, _ in kids_b]:
         return None
@@ -214,6 +330,36 @@ def _below(top: Any, x: Any) -> bool:
     return x is not top
 
 
+def _is_nnx(value: Any) -> bool:
+    """A flax nnx module or other nnx pytree object."""
+    return any(c.__module__.startswith("flax.nnx") for c in type(value).__mro__[:-1])
+
+
+def _attributes(label: str, a: Any, b: Any) -> Pairs | None:
+    """Any other object, by attribute name: its declared fields if it has some, else its ``__dict__`` and
+    ``__slots__``; none for an object without attributes."""
+    declared = _fields(label, a, b)
+    if declared is not None:
+        return declared
+    names_a, names_b = _attribute_names(a), _attribute_names(b)
+    if not names_a and not names_b:
+        return None
+    return [(f"{label}.{n}", names_a.get(n, _GONE), names_b.get(n, _GONE)) for n in {**names_a, **names_b}]
+
+
+def _attribute_names(value: Any) -> dict[str, Any]:
+    """An object's attributes by name: its ``__dict__``, then its ``__slots__`` that are set."""
+    own = getattr(value, "__dict__", None)
+    out = dict(own) if isinstance(own, dict) else {}
+    for cls in type(value).__mro__[:-1]:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and name not in out:
+                with contextlib.suppress(AttributeError):
+                    out[name] = getattr(value, name)
+    return out
+
+
 def leaf_text(label: str, a: Any, b: Any) -> str:
     """One line for two unequal values whose parts cannot be told apart (or that have none), with the reason it is
     a new value when there is one; the two sides never read the same."""
@@ -224,6 +370,8 @@ def leaf_text(label: str, a: Any, b: Any) -> str:
     if names:
         return f"{label}: {names[0]} -> {names[1]}"
     old, new = sides(_repr(a), _repr(b))
+    if isinstance(a, StandIn) or isinstance(b, StandIn):
+        return f"{label}: {_passed(a, old)} -> {_passed(b, new)}"
     if type(a) is not type(b):
         return f"{label}: {old} ({_type_name(a)}) -> {new} ({_type_name(b)})"
     if old == new:
@@ -235,9 +383,7 @@ def fresh_object(a: Any, b: Any) -> str | None:
     """Two function objects made from the same code, or a method bound to a new object: the caller builds a new one
     (a lambda, a closure, a partial, an optimizer, a model) on every call, and each is a new static value."""
     if type(a) is functools.partial:
-        if fresh_object(a.func, b.func) or a.func is b.func:
-            return "a new functools.partial object on each call; define it once"
-        return None
+        return "a new functools.partial object on each call; define it once" if equal_build(a, b) else None
     if type(a) is types.MethodType and a.__func__ is getattr(b, "__func__", None):
         owner = type(a.__self__).__name__
         if same(a.__self__, b.__self__):
@@ -247,13 +393,20 @@ def fresh_object(a: Any, b: Any) -> str | None:
         else:  # another configuration: said by the walk below __self__
             return None
         return f"{a.__func__.__qualname__} bound to a new {owner} object on each call{equal}; make the {owner} once"
-    if type(a) is not types.FunctionType or a.__code__ is not getattr(b, "__code__", None):
+    if type(a) is not types.FunctionType or not equal_build(a, b):
         return None
     code = a.__code__
     where = f"{a.__qualname__}, {os.path.basename(code.co_filename)}:{code.co_firstlineno}"
     if str(getattr(a, "__module__", "")).partition(".")[0] == "optax":
         return f"a new function object on each call ({where}); define it once: build the optimizer once, outside the loop"
     return f"a new function object on each call ({where}); define it once"
+
+
+def _passed(value: Any, text: str) -> str:
+    """What was passed: ``an array float32[3]``, ``None``, ``'relu' (str)``."""
+    if isinstance(value, StandIn):
+        return f"{value.kind} {text}"
+    return text if value is None else f"{text} ({_type_name(value)})"
 
 
 def _callable_names(a: Any, b: Any) -> tuple[str, str] | None:
@@ -273,6 +426,9 @@ def sides(old: str, new: str, limit: int = _LIMIT) -> tuple[str, str]:
         return old, new
     common = next((k for k, (x, y) in enumerate(zip(old, new)) if x != y), min(len(old), len(new)))
     start = max(common - _CONTEXT, 0)
+    opened = old.rfind("<", 0, common)  # inside <module.Class object at 0x...>: from its "<", the class kept
+    if 0 <= opened < start and ">" not in old[opened:common] and common - opened < limit - _CONTEXT:
+        start = opened
     return _window(old, start, limit), _window(new, start, limit)
 
 
@@ -298,4 +454,4 @@ def _type_name(value: Any) -> str:
     return getattr(type(value), "__qualname__", None) or type(value).__name__
 
 
-__all__ = ["fresh_object", "leaf_text", "object_diff", "same", "sides"]
+__all__ = ["StandIn", "by_identity", "fresh_object", "leaf_text", "object_diff", "same", "sides"]

@@ -17,7 +17,7 @@ import jax
 from ._dataclass import STATE
 from ._keys import safe_repr
 from ._keytext import diff
-from ._object_diff import object_diff, sides
+from ._object_diff import StandIn, object_diff, sides
 from ._static_values import StaticFields
 from ._tree_repr import callable_name
 
@@ -39,7 +39,7 @@ def structure_changes(label: str, old: Any, old_leaves: Any, new: Any, new_leave
         b = new.unflatten([_Leaf(leaf.aval) for leaf in new_leaves])
     except Exception:  # a user-defined node may refuse placeholder leaves
         return []
-    return object_diff(label, a, b)
+    return object_diff(label, a, b, rebuilt=True)
 
 
 def structure_text(label: str, old: Any, new: Any) -> str:
@@ -49,7 +49,7 @@ def structure_text(label: str, old: Any, new: Any) -> str:
     return f"{label}: pytree structure {before} -> {after}"
 
 
-class _Leaf:
+class _Leaf(StandIn):
     """A dynamic leaf as compiling sees it (``float32[3]``), standing in for the array it was."""
 
     __slots__ = ("aval",)
