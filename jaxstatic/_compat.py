@@ -161,6 +161,30 @@ def register_jax_cache(cache: Any, what: str) -> None:
         register(cache, what)
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# JAX's trace context
+
+
+_SETTINGS = ("enable_x64", "default_matmul_precision", "default_device", "numpy_rank_promotion",
+             "numpy_dtype_promotion", "threefry_partitionable", "softmax_custom_jvp", "debug_key_reuse")
+
+
+def trace_context() -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """What JAX's tracing caches are keyed on besides the arguments (``jax.config`` flags and contexts such as
+    ``jax.default_matmul_precision``), with each entry's name (``jax_enable_x64``): JAX's own trace context where
+    jaxlib names its entries, else the settings that enter it read one by one. Read at a trace, never on a hit."""
+    from jax._src import config
+
+    try:
+        values, names = tuple(config.trace_context()), tuple(config.trace_context_names())
+        if len(values) == len(names):
+            return names, values
+    except Exception:  # a jaxlib that does not name its entries
+        pass
+    states = [(f"jax_{name}", getattr(config, name, None)) for name in _SETTINGS]
+    return tuple(n for n, s in states if s is not None), tuple(s.value for s in states if s is not None)
+
+
 __all__ = ["HAS_SHARD_MAP", "INFER", "JAX_FLOOR", "JAX_VERSION", "LANE", "SHARD_MAP_VERSION", "register_dataclass",
            "register_jax_cache",
-           "shard_map", "shard_map_needs", "spec_text", "typeof", "vmap"]
+           "shard_map", "shard_map_needs", "spec_text", "trace_context", "typeof", "vmap"]

@@ -2,7 +2,9 @@
 
 A trace's *signature* maps each parameter to what the compiled program depends on: the frozen key of a static
 value, or, for a dynamic one, its pytree structure and each leaf's shape, dtype, weak type and sharding (and, for
-concrete arrays, whether they are committed to devices): every reason ``jax.jit`` traces again. A retrace is explained
+concrete arrays, whether they are committed to devices); and, under ``SETTINGS``, JAX's trace context (``jax.config``
+flags and contexts: ``jax_enable_x64``, ``jax_default_matmul_precision``, ...): every reason ``jax.jit`` traces
+again. A retrace is explained
 by comparing its signature with the most similar earlier one, parameter by parameter, so the blame lands on the
 parameter that changed.
 
@@ -64,11 +66,22 @@ class StaticSig:
     key: Any
 
 
-Signature = Mapping[str, "DynamicSig | StaticSig"]
+@dataclasses.dataclass(frozen=True)
+class ContextSig:
+    """JAX's trace context at a trace: the settings and contexts its caches are keyed on, by name."""
+
+    names: tuple[str, ...]
+    values: tuple[Any, ...]
+
+
+Signature = Mapping[str, "DynamicSig | StaticSig | ContextSig"]
+
+SETTINGS = "(JAX settings)"
+"""The signature's entry for JAX's trace context: no parameter can be named so."""
 
 NOTHING_SEEN = ("no argument changed in shape, dtype, weak type, pytree structure, sharding, committedness or static "
-                "value: JAX traced again for a reason outside the arguments (a jax.config setting or context "
-                "changed, or JAX dropped the program from its own caches)")
+                "value, nor any JAX setting or context: JAX traced again for a reason outside them (JAX dropped the "
+                "program from its own caches)")
 """Why a retrace happened when ``blame`` finds no difference and the caller knows no better reason."""
 
 
@@ -79,9 +92,11 @@ def dynamic_sig(value: Any) -> DynamicSig:
 
 
 def call_signature(statics: Iterable[tuple[str, Any]], dynamics: Iterable[tuple[str, Any]]) -> Signature:
-    """The signature of one trace: each static parameter's frozen key, each dynamic one's ``dynamic_sig``."""
-    signature: dict[str, DynamicSig | StaticSig] = {name: StaticSig(key) for name, key in statics}
+    """The signature of one trace: each static parameter's frozen key, each dynamic one's ``dynamic_sig``, and JAX's
+    trace context."""
+    signature: dict[str, DynamicSig | StaticSig | ContextSig] = {name: StaticSig(key) for name, key in statics}
     signature.update((name, dynamic_sig(value)) for name, value in dynamics)
+    signature[SETTINGS] = ContextSig(*_compat.trace_context())
     return signature
 
 
@@ -136,7 +151,10 @@ def _leaf_differs(a: LeafSig, b: LeafSig) -> bool:
             or (None not in (a.placement, b.placement) and a.placement != b.placement))
 
 
-def _diff_param(label: str, old: DynamicSig | StaticSig, new: DynamicSig | StaticSig) -> list[str]:
+def _diff_param(label: str, old: DynamicSig | StaticSig | ContextSig,
+                new: DynamicSig | StaticSig | ContextSig) -> list[str]:
+    if isinstance(old, ContextSig) and isinstance(new, ContextSig):
+        return _context_changes(old, new)
     if isinstance(old, StaticSig) and isinstance(new, StaticSig):
         return diff(label, old.key, new.key)
     if isinstance(old, DynamicSig) and isinstance(new, DynamicSig):
@@ -148,6 +166,18 @@ def _diff_param(label: str, old: DynamicSig | StaticSig, new: DynamicSig | Stati
                     or [_tree_diff.structure_text(label, old.treedef, new.treedef)])
         return [_leaf_change_text(label + a.path, a, b) for a, b in zip(old.leaves, new.leaves) if _leaf_differs(a, b)]
     return [f"{label}: static/dynamic split changed"]
+
+
+def _context_changes(old: ContextSig, new: ContextSig) -> list[str]:
+    """``the JAX setting jax_enable_x64: False -> True``: each entry of JAX's trace context that changed."""
+    from ._keys import safe_repr
+    from ._object_diff import sides
+
+    if old.names != new.names:
+        return ["JAX's settings and contexts changed (another set of them)"]
+    return [f"the JAX {'setting' if name.startswith('jax_') else 'context'} {name}: "
+            + " -> ".join(sides(safe_repr(a, 1000), safe_repr(b, 1000)))
+            for name, a, b in zip(new.names, old.values, new.values) if not _same(a, b)]
 
 
 def _leaf_change_text(where: str, a: LeafSig, b: LeafSig) -> str:
@@ -162,11 +192,13 @@ def explain(old: Signature, new: Signature) -> list[str]:
     """Per-parameter differences between two signatures (empty when nothing visible differs)."""
     out: list[str] = []
     for label in new:
+        if label == SETTINGS and label not in old:  # a build's signature holds no context
+            continue
         if label not in old:
             out.append(f"{label}: now given (was absent)")
         elif not _same(old[label], new[label]):
             out.extend(_diff_param(label, old[label], new[label]))
-    out.extend(f"{label}: now absent (was given)" for label in old if label not in new)
+    out.extend(f"{label}: now absent (was given)" for label in old if label not in new and label != SETTINGS)
     return out
 
 

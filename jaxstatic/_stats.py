@@ -299,12 +299,14 @@ _REGISTRY: weakref.WeakSet[TraceStats] = weakref.WeakSet()
 
 def trace_report() -> str:
     """A table of every live jaxstatic function, named by its transform stack (``jit(grad(loss))``): traces,
-    hits, misses and the last retrace's reason."""
+    hits, misses and the last retrace's reason. A transform that leaves compiling to a jit (``vmap``, ``grad``)
+    counts the programs it built as its traces, each one a miss."""
     rows = [("function", "traces", "hits", "misses", "last retrace")]
     for stats in sorted(_REGISTRY, key=lambda s: s.label):
         info = stats.cache_info()
         last = "; ".join(stats.retraces[-1].changes) if stats.retraces else "-"
-        rows.append((stats.label, str(stats.traces), str(info.hits), str(info.misses), last or "(dropped)"))
+        traces = stats.traces + stats.builds
+        rows.append((stats.label, str(traces), str(info.hits), str(info.misses), last or "(dropped)"))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4] for r in rows]
     return "\n".join(lines)

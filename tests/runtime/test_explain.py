@@ -213,7 +213,8 @@ def test_a_sharding_change_is_explained_as_such() -> None:
     f(jax.device_put(jnp.zeros(4), NamedSharding(mesh, P("d"))))  # type: ignore[no-untyped-call]
     assert f.trace_count == 3
     assert [r.changes for r in f.retraces] == [
-        ("x: sharding none (no mesh) -> P(None,) over mesh d=4 (Explicit)",),
+        ("x: sharding none (no mesh) -> P(None,) over mesh d=4 (Explicit)",
+         f"the JAX setting jax_default_device: {CPUS[0]!r} -> None"),  # the first call ran under default_device
         ("x: sharding P(None,) over mesh d=4 (Explicit) -> P('d',) over mesh d=4 (Explicit)",),
     ]
 
