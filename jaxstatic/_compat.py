@@ -182,7 +182,8 @@ def trace_context() -> tuple[tuple[str, ...], tuple[Any, ...]]:
     except Exception:  # a jaxlib that does not name its entries
         pass
     states = [(f"jax_{name}", getattr(config, name, None)) for name in _SETTINGS]
-    return tuple(n for n, s in states if s is not None), tuple(s.value for s in states if s is not None)
+    states = [(n, s) for n, s in states if hasattr(type(s), "value")]  # a setting's state, not a function
+    return tuple(n for n, _ in states), tuple(s.value for _, s in states)
 
 
 __all__ = ["HAS_SHARD_MAP", "INFER", "JAX_FLOOR", "JAX_VERSION", "LANE", "SHARD_MAP_VERSION", "register_dataclass",
