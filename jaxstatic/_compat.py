@@ -181,7 +181,7 @@ def trace_context() -> tuple[tuple[str, ...], tuple[Any, ...]]:
             return names, values
     except Exception:  # a jaxlib that does not name its entries
         pass
-    states = [(f"jax_{name}", getattr(config, name, None)) for name in _SETTINGS]
+    states: list[tuple[str, Any]] = [(f"jax_{name}", getattr(config, name, None)) for name in _SETTINGS]
     states = [(n, s) for n, s in states if hasattr(type(s), "value")]  # a setting's state, not a function
     return tuple(n for n, _ in states), tuple(s.value for _, s in states)
 

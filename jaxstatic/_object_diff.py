@@ -36,6 +36,7 @@ from typing import Any
 
 import jax
 
+from ._builds import by_identity, closure_parts, equal_build, partial_parts, same
 from ._keys import safe_repr
 
 _LIMIT = 60  # characters of one side of "->"
@@ -67,14 +68,6 @@ def object_diff(label: str, old: Any, new: Any, rebuilt: bool = False) -> list[s
     return walk.out
 
 
-def same(a: object, b: object) -> bool:
-    """``a == b``, false when a user ``__eq__`` raises or answers something not a bool (an array)."""
-    try:
-        return a is b or (a == b) is True
-    except Exception:
-        return False
-
-
 class _Walk:
     """One side-by-side walk: the lines found so far, and what is left of its budget."""
 
@@ -103,7 +96,7 @@ class _Walk:
         if self.identity_counts and by_identity(a) and not _callable_names(a, b):
             self.identity(label, a, b, depth)
             return
-        for children in (_bound_object, _partial, _closure, _fields, _mapping, _sequence, _pytree, _attributes):
+        for children in (_bound_object, partial_parts, closure_parts, _fields, _mapping, _sequence, _pytree, _attributes):
             pairs = children(label, a, b)
             if pairs is None:
                 continue
@@ -190,71 +183,6 @@ def _compares_values(value: Any) -> bool:
     """An equality of its own, not identity (``object.__eq__``)."""
     eq: Any = type(value).__eq__
     return eq is not object.__eq__
-
-
-_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial, types.ModuleType)
-
-
-def by_identity(value: Any) -> bool:
-    """An object that compares by identity alone, other than a function (said by ``fresh_object``): each one built
-    is a new static value."""
-    return not _compares_values(value) and not isinstance(value, _FUNCTIONS)
-
-
-def _partial(label: str, a: Any, b: Any) -> Pairs | None:
-    """Two partials compared as what they hold: ``act.keywords['approximate']: True -> False``; none when only
-    the partial objects differ (``fresh_object`` says so)."""
-    if type(a) is not functools.partial:
-        return None
-    parts = [(f"{label}.{n}", getattr(a, n), getattr(b, n)) for n in ("func", "args", "keywords")]
-    return None if equal_build(a, b) else parts
-
-
-def _closure(label: str, a: Any, b: Any) -> Pairs | None:
-    """Two functions of the same code: the captured values and defaults that differ, after the code's location
-    (``act: make.<locals>.<lambda> (train.py:12) captures scale: 2.0 -> 3.0``); none when all are equal, as two
-    builds of the same function are (``fresh_object`` says so)."""
-    if type(a) is not types.FunctionType or a.__code__ is not getattr(b, "__code__", None):
-        return None
-    code = a.__code__
-    where = f"{label}: {a.__qualname__} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
-    pairs = [(f"{where} captures {n}", _cell(x), _cell(y))
-             for n, x, y in zip(code.co_freevars, a.__closure__ or (), b.__closure__ or ())]
-    pairs += [(f"{where} default {n}", x, y)
-              for n, x, y in zip(code.co_varnames[code.co_argcount - len(a.__defaults__ or ()):],
-                                 a.__defaults__ or (), b.__defaults__ or ())]
-    pairs += [(f"{where} default {n}", x, (b.__kwdefaults__ or {}).get(n, _GONE))
-              for n, x in (a.__kwdefaults__ or {}).items()]
-    return None if all(equal_build(x, y) for _, x, y in pairs) else pairs
-
-
-def equal_build(a: Any, b: Any, depth: int = 0) -> bool:
-    """Equal, or two builds of the same thing that differ only as new objects: functions of the same code with
-    such captured values and defaults, partials of such functions and equal arguments, and tuples and lists of
-    such (an optax chain captures its parts' functions)."""
-    if same(a, b):
-        return True
-    if type(a) is not type(b) or depth > 8:
-        return False
-    if type(a) is functools.partial:
-        return (equal_build(a.func, b.func, depth + 1) and equal_build(a.args, b.args, depth + 1)
-                and equal_build(a.keywords, b.keywords, depth + 1))
-    if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(equal_build(x, y, depth + 1) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(equal_build(a[k], b[k], depth + 1) for k in a)
-    if type(a) is not types.FunctionType or a.__code__ is not b.__code__:
-        return False
-    return all(equal_build(_cell(x), _cell(y), depth + 1) for x, y in zip(a.__closure__ or (), b.__closure__ or ())) \
-        and equal_build(a.__defaults__, b.__defaults__, depth + 1) \
-        and equal_build(a.__kwdefaults__, b.__kwdefaults__, depth + 1)
-
-
-def _cell(cell: Any) -> Any:
-    try:
-        return cell.cell_contents
-    except ValueError:  # a cell not yet filled
-        return _GONE
 
 
 def _fields(label: str, a: Any, b: Any) -> Pairs | None:
@@ -454,4 +382,4 @@ def _type_name(value: Any) -> str:
     return getattr(type(value), "__qualname__", None) or type(value).__name__
 
 
-__all__ = ["StandIn", "by_identity", "fresh_object", "leaf_text", "object_diff", "same", "sides"]
+__all__ = ["StandIn", "fresh_object", "leaf_text", "object_diff", "same", "sides"]

@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax._src import config as jax_config
@@ -42,14 +43,15 @@ class _JaxLog(logging.Handler):
 
 @contextlib.contextmanager
 def _jax_explaining() -> Iterator[_JaxLog]:
+    """JAX's explanations of its tracing cache misses, as its logger gives them."""
     handler, logger = _JaxLog(), logging.getLogger("jax")
+    before = jax.config.jax_explain_cache_misses  # type: ignore[attr-defined]
     logger.addHandler(handler)
+    jax.config.update("jax_explain_cache_misses", True)  # type: ignore[no-untyped-call]
     try:
-        with jax.explain_cache_misses(True) if hasattr(jax, "explain_cache_misses") else contextlib.nullcontext():
-            jax.config.update("jax_explain_cache_misses", True)
-            yield handler
+        yield handler
     finally:
-        jax.config.update("jax_explain_cache_misses", False)
+        jax.config.update("jax_explain_cache_misses", before)  # type: ignore[no-untyped-call]
         logger.removeHandler(handler)
 
 
@@ -59,7 +61,7 @@ def _side_by_side(name: str, values: list[Any], static: bool = True,
     causes, ``around(k)`` a context entered around call ``k``."""
     namespace: dict[str, Any] = {}
     exec(f"def f(x, {name}):\n    return x + 1", namespace)
-    namespace["f"].__annotations__ = {name: Static[Any] if static else Any}
+    namespace["f"].__annotations__ = {name: Static[Any] if static else Any}  # type: ignore[misc]
     f = js.jit(namespace["f"])
     reference = jax.jit(lambda x, value: x + 1, static_argnums=(1,) if static else ())
     x = np.ones(2, np.float32)
@@ -232,7 +234,7 @@ def test_slots_are_compared_by_name() -> None:
 class Namespace(types.SimpleNamespace):
     """A ``SimpleNamespace`` made hashable, so that it may be static."""
 
-    def __hash__(self) -> int:
+    def __hash__(self) -> int:  # type: ignore[override]
         return hash(tuple(sorted(vars(self).items())))
 
 
@@ -359,11 +361,11 @@ def test_a_plain_attribute_of_an_nnx_module_is_named() -> None:
 @contextlib.contextmanager
 def _x64(on: bool) -> Iterator[None]:
     before = jax.config.jax_enable_x64  # type: ignore[attr-defined]
-    jax.config.update("jax_enable_x64", on)
+    jax.config.update("jax_enable_x64", on)  # type: ignore[no-untyped-call]
     try:
         yield
     finally:
-        jax.config.update("jax_enable_x64", before)
+        jax.config.update("jax_enable_x64", before)  # type: ignore[no-untyped-call]
 
 
 @pytest.mark.usefixtures("hit_path")
@@ -375,9 +377,12 @@ def test_a_setting_toggled_between_calls_is_named() -> None:
 
 @pytest.mark.usefixtures("hit_path")
 def test_a_context_around_the_call_is_named() -> None:
-    ours, theirs = _side_by_side("n", [1, 1], around=lambda k: jax.default_matmul_precision("highest") if k else contextlib.nullcontext())
-    assert ours == ("the JAX setting jax_default_matmul_precision: None -> 'highest'",)
-    _check(ours, theirs, "jax_default_matmul_precision", "highest")
+    before = jax.config.jax_default_matmul_precision  # type: ignore[attr-defined]  # "highest" on an accelerator
+    precision = "float32" if before != "float32" else "bfloat16"
+    ours, theirs = _side_by_side(
+        "n", [1, 1], around=lambda k: jax.default_matmul_precision(precision) if k else contextlib.nullcontext())
+    assert ours == (f"the JAX setting jax_default_matmul_precision: {before!r} -> {precision!r}",)
+    _check(ours, theirs, "jax_default_matmul_precision", precision)
 
 
 def test_a_setting_is_named_where_jax_does_not_name_its_context(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -389,9 +394,9 @@ def test_a_setting_is_named_where_jax_does_not_name_its_context(monkeypatch: pyt
         return x * n
 
     monkeypatch.setattr(jax_config, "trace_context_names", unnamed)  # (JAX's explain_cache_misses would fail too)
-    f(np.ones(2, np.float32), 1)
+    f(jnp.ones(2, jnp.float32), 1)
     with _x64(True):
-        f(np.ones(2, np.float32), 1)
+        f(jnp.ones(2, jnp.float32), 1)
     assert f.retraces[-1].changes == ("the JAX setting jax_enable_x64: False -> True",)
 
 
@@ -403,6 +408,6 @@ def test_the_report_shows_no_miss_without_a_trace() -> None:
     def reported_train(x: jax.Array, n: Static[int]) -> jax.Array:
         return x * n
 
-    js.vmap(reported_train)(np.ones((2, 2), np.float32), 1)
+    js.vmap(reported_train)(jnp.ones((2, 2), jnp.float32), 1)
     rows = [line.split()[:4] for line in js.trace_report().splitlines() if "reported_train" in line]
     assert rows == [["jit(reported_train)", "1", "0", "1"], ["vmap(jit(reported_train))", "1", "0", "1"]]

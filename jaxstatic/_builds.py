@@ -1,0 +1,109 @@
+"""Values that compare by identity, and when two of them are builds of the same thing.
+
+A function, a ``functools.partial`` and any object without an ``__eq__`` of its own compare by identity: each one
+built is a new static value, so that a value built on every call traces again on every call. Two such values are
+*equal builds* when nothing but their identity tells them apart (the same code capturing equal values, a partial of
+equal parts): then the fix is to build it once. Otherwise what differs is named: a partial's ``func``, ``args`` and
+``keywords``, a function's captured values and defaults, after its code's location.
+
+Used by ``_object_diff`` only when a retrace is explained; nothing here raises for a value that misbehaves while
+compared (``same`` answers False).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import types
+from typing import Any
+
+_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial, types.ModuleType)
+_DEPTH = 8  # functions capturing functions, looked into before two builds are said to differ
+
+
+class Empty:
+    """A captured variable not yet given a value (an empty cell)."""
+
+    def __repr__(self) -> str:
+        return "<not yet assigned>"
+
+
+_EMPTY = Empty()
+
+Pairs = list[tuple[str, Any, Any]]
+
+
+def same(a: object, b: object) -> bool:
+    """``a == b``, false when a user ``__eq__`` raises or answers something not a bool (an array)."""
+    try:
+        return a is b or (a == b) is True
+    except Exception:
+        return False
+
+
+def by_identity(value: Any) -> bool:
+    """An object that compares by identity alone (no ``__eq__`` of its own), other than a function or a partial
+    (said as one): each one built is a new static value."""
+    eq: Any = type(value).__eq__
+    return eq is object.__eq__ and not isinstance(value, _FUNCTIONS)
+
+
+def equal_build(a: Any, b: Any, depth: int = 0) -> bool:
+    """Equal, or two builds of the same thing that differ only as new objects: functions of the same code with
+    such captured values and defaults, partials of such functions and arguments, and tuples, lists and dicts of
+    such (an optax chain captures its parts' functions in a tuple)."""
+    if same(a, b):
+        return True
+    if type(a) is not type(b) or depth > _DEPTH:
+        return False
+    if type(a) is functools.partial:
+        return all(equal_build(getattr(a, n), getattr(b, n), depth + 1) for n in ("func", "args", "keywords"))
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(equal_build(x, y, depth + 1) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(equal_build(a[k], b[k], depth + 1) for k in a)
+    if type(a) is not types.FunctionType or a.__code__ is not b.__code__:
+        return False
+    return all(equal_build(x, y, depth + 1) for _, x, y in _captured(a, b))
+
+
+def partial_parts(label: str, a: Any, b: Any) -> Pairs | None:
+    """Two partials compared as what they hold: ``act.keywords['approximate']: True -> False``; none when they are
+    equal builds (said as a new partial on each call)."""
+    if type(a) is not functools.partial or equal_build(a, b):
+        return None
+    return [(f"{label}.{n}", getattr(a, n), getattr(b, n)) for n in ("func", "args", "keywords")]
+
+
+def closure_parts(label: str, a: Any, b: Any) -> Pairs | None:
+    """Two functions of the same code: their captured values and defaults, after the code's location
+    (``act: make.<locals>.<lambda> (train.py:12) captures scale: 2.0 -> 3.0``); none when they are equal builds
+    (said as a new function on each call)."""
+    if type(a) is not types.FunctionType or a.__code__ is not getattr(b, "__code__", None) or equal_build(a, b):
+        return None
+    code = a.__code__
+    where = f"{label}: {a.__qualname__} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+    return [(f"{where} {what}", x, y) for what, x, y in _captured(a, b)]
+
+
+def _captured(a: types.FunctionType, b: types.FunctionType) -> list[tuple[str, Any, Any]]:
+    """What two functions of the same code hold besides it: ``("captures scale", 2.0, 3.0)``, ``("default s", ...)``."""
+    code = a.__code__
+    out = [(f"captures {n}", _cell(x), _cell(y))
+           for n, x, y in zip(code.co_freevars, a.__closure__ or (), b.__closure__ or ())]
+    defaults_a, defaults_b = a.__defaults__ or (), b.__defaults__ or ()
+    named = code.co_varnames[code.co_argcount - len(defaults_a) : code.co_argcount]
+    out += [(f"default {n}", x, y) for n, x, y in zip(named, defaults_a, defaults_b)]
+    kw_a, kw_b = a.__kwdefaults__ or {}, b.__kwdefaults__ or {}
+    out += [(f"default {n}", kw_a.get(n, _EMPTY), kw_b.get(n, _EMPTY)) for n in {**kw_a, **kw_b}]
+    return out
+
+
+def _cell(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # a cell not yet filled
+        return _EMPTY
+
+
+__all__ = ["by_identity", "closure_parts", "equal_build", "partial_parts", "same"]
