@@ -209,7 +209,7 @@ def _mapping(label: str, a: Any, b: Any) -> Pairs | None:
     if not isinstance(a, Mapping) and not (callable(getattr(type(a), "keys", None))
                                            and callable(getattr(type(a), "__getitem__", None))):
         return None
-    keys_a, keys_b = list(a.keys()), list(b.keys())
+    keys_a, keys_b = dict.fromkeys(a.keys()), dict.fromkeys(b.keys())
     changed = [(f"{label}[{_one_line(k)}]", a[k], b[k] if k in keys_b else _GONE) for k in keys_a]
     return changed + [(f"{label}[{_one_line(k)}]", _GONE, b[k]) for k in keys_b if k not in keys_a]
 

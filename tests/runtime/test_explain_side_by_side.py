@@ -411,3 +411,10 @@ def test_the_report_shows_no_miss_without_a_trace() -> None:
     js.vmap(reported_train)(jnp.ones((2, 2), jnp.float32), 1)
     rows = [line.split()[:4] for line in js.trace_report().splitlines() if "reported_train" in line]
     assert rows == [["jit(reported_train)", "1", "0", "1"], ["vmap(jit(reported_train))", "1", "0", "1"]]
+
+
+def test_a_side_cut_short_keeps_the_class_of_an_object_shown_by_address() -> None:
+    from jaxstatic._object_diff import sides
+
+    old, new = (f"Holder(name={'x' * 60!r}, part=<train.Wrapper object at 0x7f25247f{tail}>)" for tail in ("1c50", "9d10"))
+    assert sides(old, new) == ("...<train.Wrapper object at 0x7f25247f1c50>)", "...<train.Wrapper object at 0x7f25247f9d10>)")
