@@ -26,8 +26,12 @@ from jax._src import config as jax_config
 
 import jaxstatic as js
 from jaxstatic import Static
+from jaxstatic._compat import JAX_VERSION
 
 _ARROW = re.compile(r": (.*) -> (.*)$")
+# JAX's own explanations, in the words these tests expect of them: checked on the JAX they were read from and newer
+# (older ones word them otherwise, and name no setting), jaxstatic's own everywhere
+READS_JAX = JAX_VERSION >= (0, 10)
 
 
 class _JaxLog(logging.Handler):
@@ -79,7 +83,7 @@ def _check(ours: tuple[str, ...], theirs: str, *facts: str) -> None:
     """Every fact is in both explanations; each of jaxstatic's lines has two different sides, and none shows an
     address or an internal class."""
     for fact in facts:
-        assert fact in theirs, (fact, theirs)
+        assert not READS_JAX or fact in theirs, (fact, theirs)
         assert any(fact in line for line in ours), (fact, ours)
     for line in ours:
         assert "0x" not in line and "_Leaf" not in line, line
@@ -114,7 +118,7 @@ def test_a_partial_whose_keyword_changed_names_both_values() -> None:
                                          functools.partial(gelu, approximate=False)])
     assert ours == ("act.keywords['approximate']: True -> False",)
     _check(ours, theirs, "True", "False")
-    assert "approximate=True" in theirs and "approximate=False" in theirs
+    assert not READS_JAX or ("approximate=True" in theirs and "approximate=False" in theirs)
 
 
 def test_a_partial_built_again_equal_says_define_it_once() -> None:
@@ -214,14 +218,14 @@ class Slotted:
 def test_a_class_with_eq_and_hash_and_the_default_repr_names_the_attribute() -> None:
     ours, theirs = _side_by_side("cfg", [EqCfg(2, 4), EqCfg(3, 4)])
     assert ours == ("cfg.depth: 2 -> 3",)
-    assert "EqCfg object at 0x" in theirs  # JAX's sides: two addresses
+    assert not READS_JAX or "EqCfg object at 0x" in theirs  # JAX's sides: two addresses
     _check(ours, theirs)
 
 
 def test_a_repr_that_hides_the_field_that_changed() -> None:
     ours, theirs = _side_by_side("cfg", [Hidden(2, 4), Hidden(2, 5)])
     assert ours == ("cfg.width: 4 -> 5",)
-    assert theirs.count("Hidden(depth=2)") == 2  # JAX's two sides read the same
+    assert not READS_JAX or theirs.count("Hidden(depth=2)") == 2  # JAX's two sides read the same
     _check(ours, theirs)
 
 
@@ -268,7 +272,7 @@ def test_a_dataclass_field_with_compare_false_is_left_out() -> None:
     ours, theirs = _side_by_side("cfg", [WithLog(2, lambda: 1), WithLog(3, lambda: 2)])
     assert ours == ("cfg.depth: 2 -> 3",)
     _check(ours, theirs, "2", "3")
-    assert "depth=2" in theirs and "depth=3" in theirs
+    assert not READS_JAX or ("depth=2" in theirs and "depth=3" in theirs)
 
 
 class Wrapper:
@@ -303,7 +307,7 @@ def test_a_frozen_pydantic_model_names_the_field() -> None:
     ours, theirs = _side_by_side("cfg", [Cfg(depth=2, lr=0.1), Cfg(depth=2, lr=0.2)])
     assert ours == ("cfg.lr: 0.1 -> 0.2",)
     _check(ours, theirs, "0.1", "0.2")
-    assert "lr=0.1" in theirs and "lr=0.2" in theirs
+    assert not READS_JAX or ("lr=0.1" in theirs and "lr=0.2" in theirs)
 
 
 def test_a_frozen_config_dict_names_the_key() -> None:
@@ -321,7 +325,7 @@ def test_an_optional_argument_given_after_none_says_what_was_passed() -> None:
     ours, theirs = _side_by_side("mask", [None, np.ones(3, np.float32)], static=False)
     assert ours == ("mask: None -> an array float32[3]",)
     _check(ours, theirs, "None")
-    assert "NoneType" in theirs
+    assert not READS_JAX or "NoneType" in theirs
     ours, theirs = _side_by_side("mask", [np.ones(3, np.float32), None], static=False)
     assert ours == ("mask: an array float32[3] -> None",)
 
@@ -385,6 +389,13 @@ def test_a_context_around_the_call_is_named() -> None:
     _check(ours, theirs, "jax_default_matmul_precision", precision)
 
 
+def test_a_rank_promotion_context_is_named_as_jax_s_own_tests_change_it() -> None:
+    ours, theirs = _side_by_side(
+        "n", [1, 1], around=lambda k: jax.numpy_rank_promotion("warn") if k else contextlib.nullcontext())
+    assert ours == ("the JAX setting jax_numpy_rank_promotion: 'allow' -> 'warn'",)
+    _check(ours, theirs, "jax_numpy_rank_promotion", "warn")
+
+
 def test_a_setting_is_named_where_jax_does_not_name_its_context(monkeypatch: pytest.MonkeyPatch) -> None:
     def unnamed() -> tuple[str, ...]:
         raise NotImplementedError("trace_context_names is not supported in this JAX version.")
@@ -416,5 +427,7 @@ def test_the_report_shows_no_miss_without_a_trace() -> None:
 def test_a_side_cut_short_keeps_the_class_of_an_object_shown_by_address() -> None:
     from jaxstatic._object_diff import sides
 
-    old, new = (f"Holder(name={'x' * 60!r}, part=<train.Wrapper object at 0x7f25247f{tail}>)" for tail in ("1c50", "9d10"))
-    assert sides(old, new) == ("...<train.Wrapper object at 0x7f25247f1c50>)", "...<train.Wrapper object at 0x7f25247f9d10>)")
+    old, new = (f"Holder(name={'x' * 60!r}, part=<train.Wrapper object at 0x7f25247f{tail}>)"
+                for tail in ("1c50", "9d10"))
+    assert sides(old, new) == ("...<train.Wrapper object at 0x7f25247f1c50>)",
+                               "...<train.Wrapper object at 0x7f25247f9d10>)")
