@@ -4,9 +4,8 @@ A trace's *signature* maps each parameter to what the compiled program depends o
 value, or, for a dynamic one, its pytree structure and each leaf's shape, dtype, weak type and sharding (and, for
 concrete arrays, whether they are committed to devices); and, under ``SETTINGS``, JAX's trace context (``jax.config``
 flags and contexts: ``jax_enable_x64``, ``jax_default_matmul_precision``, ...): every reason ``jax.jit`` traces
-again. A retrace is explained
-by comparing its signature with the most similar earlier one, parameter by parameter, so the blame lands on the
-parameter that changed.
+again. A retrace is explained by comparing its signature with the most similar earlier one, parameter by parameter,
+so the blame lands on the parameter (or the setting) that changed.
 
 Explaining never breaks a call and its cost is bounded: choosing the most similar trace costs one equality test per
 parameter and earlier trace, whatever the number of retraces; only the chosen one is put in words (``_keytext``,

@@ -322,7 +322,7 @@ class Unreadable:
         return object.__getattribute__(self, name)
 
 
-def test_an_object_whose_fields_cannot_be_read_is_said_whole() -> None:
+def test_an_object_compared_by_identity_whose_fields_cannot_be_read_is_named_with_the_fix() -> None:
     assert object_diff("cfg", Unreadable(1), Unreadable(2)) == [
         "cfg: a new Unreadable object on each call, and Unreadable compares by identity (it defines no __eq__); make "
         "it once, or give Unreadable __eq__ and __hash__"]

@@ -404,7 +404,7 @@ def test_a_setting_is_named_where_jax_does_not_name_its_context(monkeypatch: pyt
     def f(x: jax.Array, n: Static[int]) -> jax.Array:
         return x * n
 
-    monkeypatch.setattr(jax_config, "trace_context_names", unnamed)  # (JAX's explain_cache_misses would fail too)
+    monkeypatch.setattr(jax_config, "trace_context_names", unnamed, raising=False)  # (JAX's explain would fail too)
     f(jnp.ones(2, jnp.float32), 1)
     with _x64(True):
         f(jnp.ones(2, jnp.float32), 1)
