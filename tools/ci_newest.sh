@@ -40,9 +40,9 @@ rm -rf "$venv"
 "$python" -m venv "$venv"
 # The newest of everything: the runtime tests need pytest, hypothesis, attrs, pyyaml, equinox, the wrappers and
 # pickler they run jaxstatic inside (jaxtyping, beartype, cloudpickle), and the libraries whose objects retraces are
-# explained in (optax, jax_dataclasses, flax); nothing of the dev tools.
+# explained in (optax, jax_dataclasses, flax, pydantic, ml_collections); nothing of the dev tools.
 "$venv/bin/pip" install -q --upgrade jax jaxlib pytest hypothesis attrs pyyaml equinox jaxtyping beartype cloudpickle \
-    optax jax_dataclasses flax
+    optax jax_dataclasses flax pydantic ml_collections
 "$venv/bin/pip" install -q -e .
 "$venv/bin/python" - <<'EOF'
 import sys
