@@ -12,6 +12,7 @@ compared (``same`` answers False).
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import types
@@ -43,9 +44,28 @@ def same(a: object, b: object) -> bool:
 
 def by_identity(value: Any) -> bool:
     """An object that compares by identity alone (no ``__eq__`` of its own), other than a function or a partial
-    (said as one): each one built is a new static value."""
+    (said as one) and an enum member (one of a few, each made once): each one built is a new static value."""
     eq: Any = type(value).__eq__
-    return eq is object.__eq__ and not isinstance(value, _FUNCTIONS)
+    return eq is object.__eq__ and not isinstance(value, (*_FUNCTIONS, enum.Enum))
+
+
+_LIBRARIES = frozenset({"builtins", "functools", "jax", "jaxlib", "numpy", "flax", "optax", "equinox"})
+
+
+def from_library(value: Any) -> bool:
+    """An object of a class of Python's, JAX's or a library's, whose attributes are its own business."""
+    return str(getattr(type(value), "__module__", "")).partition(".")[0] in _LIBRARIES
+
+
+def identity_fix(value: Any) -> str:
+    """What to do about a value of a class that compares by identity: make it once, or, for a class of the user's
+    own (not one of JAX's or a library's), give it an equality."""
+    t = type(value)
+    name = getattr(t, "__qualname__", t.__name__)
+    if from_library(value):
+        return f"a new {name} object on each call, and {name} compares by identity; make it once"
+    return (f"a new {name} object on each call, and {name} compares by identity (it defines no __eq__); make it "
+            f"once, or give {name} __eq__ and __hash__")
 
 
 def equal_build(a: Any, b: Any, depth: int = 0) -> bool:
@@ -106,4 +126,4 @@ def _cell(cell: Any) -> Any:
         return _EMPTY
 
 
-__all__ = ["by_identity", "closure_parts", "equal_build", "partial_parts", "same"]
+__all__ = ["by_identity", "closure_parts", "equal_build", "from_library", "identity_fix", "partial_parts", "same"]

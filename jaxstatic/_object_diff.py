@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import enum
 import functools
 import os
 import re
@@ -36,7 +37,7 @@ from typing import Any
 
 import jax
 
-from ._builds import by_identity, closure_parts, equal_build, partial_parts, same
+from ._builds import by_identity, closure_parts, equal_build, from_library, identity_fix, partial_parts, same
 from ._keys import safe_repr
 
 _LIMIT = 60  # characters of one side of "->"
@@ -89,7 +90,7 @@ class _Walk:
         self.budget -= 1
         if same(a, b):
             return
-        if (type(a) is not type(b) or type(a) in _ATOMS or isinstance(a, type) or depth > _DEPTH
+        if (type(a) is not type(b) or type(a) in _ATOMS or isinstance(a, (type, enum.Enum)) or depth > _DEPTH
                 or self.budget < 0):
             self.add(leaf_text(label, a, b))
             return
@@ -127,12 +128,10 @@ class _Walk:
     def identity(self, label: str, a: Any, b: Any, depth: int) -> None:
         """An object that compares by identity, where that is a cause: a new one is a new static value (said first,
         with the fix), then the attributes that differ, inside which a new object alone is no cause."""
-        name = _type_name(a)
-        self.add(f"{label}: a new {name} object on each call, and {name} compares by identity (it defines no "
-                 f"__eq__); make it once, or give {name} __eq__ and __hash__")
+        self.add(f"{label}: {identity_fix(a)}")
         self.identity_counts = False
         try:
-            for lab, x, y in _attributes(label, a, b) or ():
+            for lab, x, y in (() if from_library(a) else _attributes(label, a, b) or ()):
                 self.go(lab, x, y, depth + 1)
         finally:
             self.identity_counts = True
@@ -294,7 +293,7 @@ def leaf_text(label: str, a: Any, b: Any) -> str:
     fresh = fresh_object(a, b) if type(a) is type(b) else None
     if fresh:
         return f"{label}: {fresh}"
-    names = _callable_names(a, b)
+    names = _callable_names(a, b) or _code_places(a, b)
     if names:
         return f"{label}: {names[0]} -> {names[1]}"
     old, new = sides(_repr(a), _repr(b))
@@ -345,6 +344,15 @@ def _callable_names(a: Any, b: Any) -> tuple[str, str] | None:
     if not isinstance(old, str) or not isinstance(new, str) or old == new:
         return None
     return old, new
+
+
+def _code_places(a: Any, b: Any) -> tuple[str, str] | None:
+    """``<lambda> (train.py:3) -> <lambda> (train.py:9)``: two functions of the same name and other code."""
+    if type(a) is not types.FunctionType or type(b) is not types.FunctionType:
+        return None
+    old, new = (f"{f.__qualname__} ({os.path.basename(f.__code__.co_filename)}:{f.__code__.co_firstlineno})"
+                for f in (a, b))
+    return (old, new) if old != new else (old, f"{new}, other code")
 
 
 def sides(old: str, new: str, limit: int = _LIMIT) -> tuple[str, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import enum
 import functools
 import logging
 import os
@@ -431,3 +432,28 @@ def test_a_side_cut_short_keeps_the_class_of_an_object_shown_by_address() -> Non
                 for tail in ("1c50", "9d10"))
     assert sides(old, new) == ("...<train.Wrapper object at 0x7f25247f1c50>)",
                                "...<train.Wrapper object at 0x7f25247f9d10>)")
+
+
+class Mode(enum.Enum):
+    TRAIN = 1
+    EVAL = 2
+
+
+def test_an_enum_member_is_said_as_it_is() -> None:
+    ours, theirs = _side_by_side("mode", [Mode.TRAIN, Mode.EVAL])
+    assert ours == ("mode: <Mode.TRAIN: 1> -> <Mode.EVAL: 2>",)
+    _check(ours, theirs, "Mode.TRAIN", "Mode.EVAL")
+
+
+def test_a_jitted_function_built_again_says_make_it_once() -> None:
+    ours, theirs = _side_by_side("fn", [jax.jit(gelu), jax.jit(gelu)])
+    assert ours == ("fn: a new PjitFunction object on each call, and PjitFunction compares by identity; make it once",)
+    _check(ours, theirs, "PjitFunction")
+
+
+def test_two_functions_of_the_same_name_and_other_code_are_told_apart_by_place() -> None:
+    first = lambda x: x  # noqa: E731
+    second = lambda x: x  # noqa: E731
+    ours, theirs = _side_by_side("act", [first, second])
+    assert ours == (f"act: {_where(first)} -> {_where(second)}",)
+    _check(ours, theirs, "<lambda>")
