@@ -104,11 +104,13 @@ def program_names(plan: Plan) -> list[str]:
 def by_parameter(function: str, layout: Layout, value: tuple[Any, ...] | list[Any] | Mapping[str, Any], option: str,
                  *, over_all: bool = False) -> dict[str, Any]:
     """A per-parameter option given as a tuple or a dict, by parameter name (``_options.per_parameter``); a dict may
-    also name ``*args`` and ``**kwargs``, for their extras."""
+    also name ``*args`` and ``**kwargs``, for their extras. A tuple gives entry i to positional argument i, as JAX's
+    transforms take it: past the named parameters, to the ``*args`` extras (``_options.into_extras``)."""
     params = layout.signature.parameters
     variadic = {n for n, p in params.items() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     named = {k: v for k, v in value.items() if k not in variadic} if isinstance(value, Mapping) else tuple(value)
-    found = _options.per_parameter(function, layout.signature, named, option, layout.static, over_all=over_all)
+    found = _options.per_parameter(function, layout.signature, named, option, layout.static, over_all=over_all,
+                                   into_varargs=True)
     assert found is not None
     if isinstance(value, Mapping):
         found.update({k: v for k, v in value.items() if k in variadic})
@@ -165,7 +167,9 @@ class ShardMapFunction(StaticFunction[_P, _R]):
             return
         if isinstance(in_specs, Mapping):
             _options.check_not_static(self._name, in_specs, layout.static, "in_specs")
-        by_name = by_parameter(self._name, layout, in_specs, "in_specs")
+        by_name = by_parameter(self._name, layout, in_specs, "in_specs", over_all=True)
+        _options.check_not_static(self._name, [n for n, spec in by_name.items() if spec is not None], layout.static,
+                                  "in_specs")
         required = [p.name for p in layout.signature.parameters.values()
                     if p.name not in layout.static and p.default is p.empty
                     and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -187,7 +191,25 @@ class ShardMapFunction(StaticFunction[_P, _R]):
         if self._by_name is not None:
             in_specs = tuple(self._spec_of(name) for name in program_names(plan))
         options = self._opts.jax
-        return packed(plan, body, lambda f: jax.jit(_compat.shard_map(f, in_specs=in_specs, **options)))
+        return packed(plan, _in_shards(body, slot), lambda f: _compat.shard_map(f, in_specs=in_specs, **options))
+
+
+def _in_shards(body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+    """``body``, which tells the core's body that a run over concrete shards (``jax.shard_map`` called outside any
+    trace) is an eager call, counted as such, not a trace (``slot.local.eager``, read by ``_body``)."""
+
+    @functools.wraps(body)
+    def shards(*args: Any, **kwargs: Any) -> Any:
+        if not _compat.eager_shards():
+            return body(*args, **kwargs)
+        local = slot.local
+        outer, local.eager = getattr(local, "eager", False), True
+        try:
+            return body(*args, **kwargs)
+        finally:
+            local.eager = outer
+
+    return shards
 
 
 @overload
