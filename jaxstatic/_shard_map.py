@@ -168,8 +168,11 @@ class ShardMapFunction(StaticFunction[_P, _R]):
         if isinstance(in_specs, Mapping):
             _options.check_not_static(self._name, in_specs, layout.static, "in_specs")
         by_name = by_parameter(self._name, layout, in_specs, "in_specs", over_all=True)
-        _options.check_not_static(self._name, [n for n, spec in by_name.items() if spec is not None], layout.static,
-                                  "in_specs")
+        for name in layout.static & by_name.keys():
+            if by_name[name] is not None:  # None: as JAX's, static
+                raise option_error("in_specs", self._name, f"gives {name!r} the spec {by_name[name]!r}, but {name!r} "
+                                   "is Static, so it is never sharded", f"Give {name!r} None (or leave it out), or "
+                                   "make it dynamic.")
         required = [p.name for p in layout.signature.parameters.values()
                     if p.name not in layout.static and p.default is p.empty
                     and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
