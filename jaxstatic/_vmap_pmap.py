@@ -62,8 +62,8 @@ def resolve_in_axes(function: str, layout: Layout, in_axes: Any, option: str = "
     """Check ``in_axes`` against the function's parameters, once, and key it by parameter name.
 
     Forms: an int or ``None`` (every dynamic parameter); a tuple over all positional parameters, ``None`` at the
-    Static ones, or over the dynamic positional ones only (as ``jax.jit``'s ``in_shardings``); a dict by parameter
-    name, ``*args``/``**kwargs`` included. A mapped axis for a Static parameter is an ``OptionError`` naming it.
+    Static ones, or over the dynamic positional ones only (as ``jax.jit``'s ``in_shardings``), then the ``*args``
+    extras' (``_options.into_extras``); a dict by parameter name, ``*args``/``**kwargs`` included. A mapped axis for a Static parameter is an ``OptionError`` naming it.
     """
     if isinstance(in_axes, list):  # jax.vmap treats a list as the tuple of entries
         in_axes = tuple(in_axes)
@@ -210,8 +210,9 @@ def vmap(fn: Callable[_P, _R] | None = None, /, *, in_axes: Any = 0, out_axes: A
 
     - an int or ``None``: that axis for every dynamic parameter, keyword-only ones and variadic extras included;
     - a tuple (or list) over all positional parameters, with ``None`` at the Static ones, or over the dynamic
-      positional parameters only; keyword-only parameters and ``*args``/``**kwargs`` extras get axis 0, as
-      ``jax.vmap`` gives keyword arguments;
+      positional parameters only, then one entry per ``*args`` extra (entry i for positional argument i, as
+      ``jax.vmap`` counts); keyword-only parameters and ``**kwargs`` extras get axis 0, as ``jax.vmap`` gives keyword
+      arguments;
     - a dict by parameter name (``*args``/``**kwargs`` by their names); parameters it leaves out get axis 0,
       ``jax.vmap``'s default.
 
@@ -398,7 +399,7 @@ def pmap(fn: Callable[_P, _R] | None = None, /, axis_name: Hashable | None = Non
 
     - an int or ``None``: that axis for every dynamic argument;
     - a tuple (or list) over all positional parameters, ``None`` at the Static ones, as
-      ``jax.pmap`` takes it, or over the dynamic positional parameters only;
+      ``jax.pmap`` takes it, or over the dynamic positional parameters only, then one entry per ``*args`` extra;
     - a dict by parameter name (``*args``/``**kwargs`` by their names, the entry a prefix of the tuple of extra
       arguments or the dict of extra keywords).
 
