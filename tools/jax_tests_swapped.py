@@ -166,9 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--swap", default="jit", help="the transforms swapped, comma-separated: jit,pmap,shard_map")
     parser.add_argument("--control", action="store_true", help="also run with shard_map as jax.jit(jax.shard_map)")
     parser.add_argument("--only", choices=("both", "plain", "swapped"), default="both")
-    parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: passed to pytest (-k ...)")
-    args = parser.parse_args(argv)
-    extra = [a for a in args.pytest_args if a != "--"]
+    parser.epilog = "Arguments after -- are passed to pytest (-k ...)."
+    argv = sys.argv[1:] if argv is None else argv
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args, extra = parser.parse_args(argv[:cut]), argv[cut + 1:]
     names = tuple(n.strip() for n in args.swap.split(",") if n.strip())
     plain_label, ours_label = ", ".join(f"jax.{n}" for n in names), ", ".join(f"jaxstatic.{n}" for n in names)
     missing_only = 0
@@ -217,8 +218,8 @@ def _report(runs: dict[str, dict[str, str]]) -> int:
             print(f"  fails only in the control: {test}")
     both = sorted(t for t in set.intersection(*(set(r) for r in runs.values())) if all(r[t] == "failed"
                                                                                       for r in runs.values()))
-    for test in both:  # JAX's own: the machine or the JAX build, not the swap
-        print(f"  fails in every run: {test}")
+    for test in both:  # JAX's own: the machine or the JAX build, not the swap (or, run alone, what fails)
+        print(f"  fails{' in every run' * (len(runs) > 1)}: {test}")
     return len(only)
 
 
