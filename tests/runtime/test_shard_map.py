@@ -58,7 +58,8 @@ def test_static_config_gives_the_values_of_one_device_and_one_trace_per_value(me
     assert str(sharded.retraces[-1]) == "step was traced again (trace #2) because cfg['scale']: 2.0 -> 3.0"
 
 
-def test_outside_a_jit_it_runs_eagerly_as_jax_shard_map_does(mesh: Mesh, capsys: pytest.CaptureFixture[str]) -> None:
+def test_outside_a_jit_it_runs_eagerly_as_jax_shard_map_does(mesh: Mesh, capsys: pytest.CaptureFixture[str],
+                                                              hit_path: str) -> None:
     """Outside any trace the body runs on every call over the shards' values: Python control flow on them, printing
     a shard, JAX's eager errors. Those runs are no traces; the program per static key is kept, not compiled."""
     bodies: list[int] = []
