@@ -68,7 +68,7 @@ def main() -> None:
     for name, make in {"outside a jit": case_eager, "cache hit under a jit": case_under_jit}.items():
         m = measure(make(), args.rounds, args.calls, settle=True)
         reference = next(iter(m.values()))
-        print(f"{name}: " + ", ".join(f"{k} {v:.1f} ({v / reference:.2f}x)" for k, v in m.items()))
+        print(f"{name}: " + ", ".join(f"{k} {v:.1f} ({v / reference:.3g}x)" for k, v in m.items()))
 
 
 if __name__ == "__main__":
