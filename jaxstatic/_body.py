@@ -45,7 +45,7 @@ def traced_body(hooks: Hooks, stats: TraceStats, why_again: Callable[[Any], str]
         call_args, call_kwargs = layout.assemble(dynamic, statics, defaults=False)
         if not counts:
             return call(*call_args, **call_kwargs)
-        if jit_disabled():
+        if jit_disabled() or getattr(slot.local, "eager", False):  # eager: shard_map's body over concrete shards
             return _lane.eager(stats, call, call_args, call_kwargs)
         signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)), dynamic.items())
         # counted in the body itself (``TraceStats.tracing``), as the lane's body is

@@ -57,6 +57,15 @@ def shard_map_needs(mesh: Any, in_specs: Any) -> str | None:
     return None
 
 
+def eager_shards() -> bool:
+    """Whether the function called now runs as ``jax.shard_map``'s body over concrete shards: ``jax.shard_map``
+    called outside any trace runs its body eagerly, under its own ``ShardMapTrace`` (named alike in
+    ``jax.experimental.shard_map`` before ``jax.shard_map``), where a trace that compiles it would be a jaxpr's."""
+    from jax._src import core  # trace_ctx: the current trace, since JAX 0.4.36
+
+    return type(getattr(core.trace_ctx, "trace", None)).__name__ == "ShardMapTrace"
+
+
 def shard_map(f: Callable[..., Any], *, in_specs: Any, out_specs: Any, mesh: Any, axis_names: Set[Any],
               check_vma: bool) -> Callable[..., Any]:
     """``jax.shard_map``; before it, ``jax.experimental.shard_map.shard_map`` with the same meaning: ``check_vma``
@@ -187,5 +196,5 @@ def trace_context() -> tuple[tuple[str, ...], tuple[Any, ...]]:
 
 
 __all__ = ["HAS_SHARD_MAP", "INFER", "JAX_FLOOR", "JAX_VERSION", "LANE", "SHARD_MAP_VERSION", "register_dataclass",
-           "register_jax_cache",
+           "eager_shards", "register_jax_cache",
            "shard_map", "shard_map_needs", "spec_text", "trace_context", "typeof", "vmap"]

@@ -311,8 +311,10 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
     names = positional(signature)
     dynamic = [n for n in names if n not in static]
     varargs = next((p.name for p in signature.parameters.values() if p.kind is _Kind.VAR_POSITIONAL), None)
-    if into_varargs and varargs is not None and varargs not in static and len(value) >= len(dynamic):
-        return {**dict(zip(dynamic, value)), varargs: tuple(value[len(dynamic):])}
+    if into_varargs and varargs is not None and varargs not in static:
+        found = into_extras(names, static, tuple(value), varargs, over_all=over_all)
+        if found is not None:
+            return found
     if len(value) == len(dynamic):
         return dict(zip(dynamic, value))
     if over_all and len(value) == len(names):
@@ -324,6 +326,22 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
                        "name.")
 
 
+def into_extras(names: list[str], static: frozenset[str], value: tuple[Any, ...], varargs: str, *,
+                over_all: bool) -> dict[str, Any] | None:
+    """A tuple over a call's positional arguments, entry i for argument i (``jax.jit``'s ``in_shardings``,
+    ``jax.pmap``'s and ``jax.vmap``'s ``in_axes``, ``jax.shard_map``'s ``in_specs``), for a function with a dynamic
+    ``*args`` named ``varargs``: the entries of the named positional parameters ``names`` (with ``over_all``, of all
+    of them where those at the ``static`` ones are ``None``, as JAX counts every positional argument; else of the
+    dynamic ones), then those of the extras, as one tuple under ``varargs``. ``None`` where ``value`` is too short."""
+    if over_all and len(value) >= len(names) and all(v is None for n, v in zip(names, value) if n in static):
+        return {**dict(zip(names, value)), varargs: value[len(names):]}
+    dynamic = [n for n in names if n not in static]
+    if len(value) >= len(dynamic):
+        return {**dict(zip(dynamic, value)), varargs: value[len(dynamic):]}
+    return None
+
+
 __all__ = ["ANY_CALL", "JAX_JIT_CACHE_SIZE", "OptionError", "Options", "ParamOptions", "argnums_into_varargs",
            "as_tuple", "check_argnames", "check_cache_size", "check_callable", "check_max_traces", "check_not_static",
-           "names_of_argnums", "own", "own_options", "per_parameter", "positional", "resolve_param_options"]
+           "into_extras", "names_of_argnums", "own", "own_options", "per_parameter", "positional",
+           "resolve_param_options"]

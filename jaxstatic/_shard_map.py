@@ -1,13 +1,16 @@
 """``jaxstatic.shard_map``: ``jax.shard_map`` whose ``Static[...]`` parameters are closed over, one program per value.
 
-Design: one program per frozen static key (``_programs``), ``jax.jit(jax.shard_map(body, ...))``. The program's
+Design: one program per frozen static key (``_programs``), ``jax.shard_map(body, ...)`` itself. The program's
 arguments are the dynamic values alone, so a function or a dict config never meets ``in_specs``; the body reads the
-static values at trace time, as ``jit``'s does. ``in_specs`` is given for the dynamic parameters only and laid onto
-each program's arguments by parameter name.
+static values, as ``jit``'s does. ``in_specs`` is given for the dynamic parameters only and laid onto each program's
+arguments by parameter name; a ``None`` spec is ``jax.shard_map``'s (that input static, handed to the body as it is).
 
-Why the ``jax.jit`` around it: called outside a ``jit``, ``jax.shard_map`` traces its Python body on every call
-(measured with jax 0.10: three calls, three traces), so equal static values would still retrace. Inside an outer
-``jit`` the inner ``jax.jit`` is inlined into the outer program and costs nothing per call.
+Outside any trace, ``jax.shard_map`` runs its body eagerly over the shards' values on every call, and so does
+``js.shard_map``: the body may branch on values and print a shard, and JAX's eager errors are JAX's. What is kept
+per static key is the ``jax.shard_map`` object, so a static value is checked and frozen once, and nothing is
+compiled: such a run is counted as eager, not as a trace (``_in_shards``). Under a ``jit`` the ``jax.shard_map`` is
+traced into the outer program (no ``jit`` of its own in the jaxpr), and that trace is counted.
+``benchmarks/shard_map.py`` measures both against ``jax.shard_map`` and ``jax.jit(jax.shard_map(...))``.
 
 JAX's ``shard_map`` and ``pmap`` take positional arguments only, so a call's ``*args`` extras reach them as one tuple
 and its ``**kwargs`` extras as one dict (``packed``): an entry for ``*args`` or ``**kwargs`` is a prefix of that
@@ -104,11 +107,13 @@ def program_names(plan: Plan) -> list[str]:
 def by_parameter(function: str, layout: Layout, value: tuple[Any, ...] | list[Any] | Mapping[str, Any], option: str,
                  *, over_all: bool = False) -> dict[str, Any]:
     """A per-parameter option given as a tuple or a dict, by parameter name (``_options.per_parameter``); a dict may
-    also name ``*args`` and ``**kwargs``, for their extras."""
+    also name ``*args`` and ``**kwargs``, for their extras. A tuple gives entry i to positional argument i, as JAX's
+    transforms take it: past the named parameters, to the ``*args`` extras (``_options.into_extras``)."""
     params = layout.signature.parameters
     variadic = {n for n, p in params.items() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     named = {k: v for k, v in value.items() if k not in variadic} if isinstance(value, Mapping) else tuple(value)
-    found = _options.per_parameter(function, layout.signature, named, option, layout.static, over_all=over_all)
+    found = _options.per_parameter(function, layout.signature, named, option, layout.static, over_all=over_all,
+                                   into_varargs=True)
     assert found is not None
     if isinstance(value, Mapping):
         found.update({k: v for k, v in value.items() if k in variadic})
@@ -145,7 +150,7 @@ class ShardMapFunction(StaticFunction[_P, _R]):
     """
 
     _transform = "shard_map"
-    _counts_traces = True  # compiled and cached per static key, like jit: a trace is a real event here
+    _counts_traces = True  # traced under a jit once per static key, as jit: a trace there is a real event
     _options_type: ClassVar[type[_options.Options]] = ShardMapOptions
     _opts: ShardMapOptions
 
@@ -165,7 +170,12 @@ class ShardMapFunction(StaticFunction[_P, _R]):
             return
         if isinstance(in_specs, Mapping):
             _options.check_not_static(self._name, in_specs, layout.static, "in_specs")
-        by_name = by_parameter(self._name, layout, in_specs, "in_specs")
+        by_name = by_parameter(self._name, layout, in_specs, "in_specs", over_all=True)
+        for name in layout.static & by_name.keys():
+            if by_name[name] is not None:  # None: as JAX's, static
+                raise option_error("in_specs", self._name, f"gives {name!r} the spec {by_name[name]!r}, but {name!r} "
+                                   "is Static, so it is never sharded", f"Give {name!r} None (or leave it out), or "
+                                   "make it dynamic.")
         required = [p.name for p in layout.signature.parameters.values()
                     if p.name not in layout.static and p.default is p.empty
                     and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -187,7 +197,25 @@ class ShardMapFunction(StaticFunction[_P, _R]):
         if self._by_name is not None:
             in_specs = tuple(self._spec_of(name) for name in program_names(plan))
         options = self._opts.jax
-        return packed(plan, body, lambda f: jax.jit(_compat.shard_map(f, in_specs=in_specs, **options)))
+        return packed(plan, _in_shards(body, slot), lambda f: _compat.shard_map(f, in_specs=in_specs, **options))
+
+
+def _in_shards(body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+    """``body``, which tells the core's body that a run over concrete shards (``jax.shard_map`` called outside any
+    trace) is an eager call, counted as such, not a trace (``slot.local.eager``, read by ``_body``)."""
+
+    @functools.wraps(body)
+    def shards(*args: Any, **kwargs: Any) -> Any:
+        if not _compat.eager_shards():
+            return body(*args, **kwargs)
+        local = slot.local
+        outer, local.eager = getattr(local, "eager", False), True
+        try:
+            return body(*args, **kwargs)
+        finally:
+            local.eager = outer
+
+    return shards
 
 
 @overload
@@ -205,21 +233,23 @@ def shard_map(fn: Callable[_P, _R] | None = None, /, *, out_specs: Any, in_specs
     closed over, never sharded.
 
     Static values may be anything static-hashable (a function, a ``dict`` config), as for ``jaxstatic.jit``; equal
-    values share one program, and so one trace. ``in_specs`` names the dynamic parameters only:
+    values share one program. ``in_specs`` takes ``jax.shard_map``'s forms, by parameter:
 
     - one ``PartitionSpec`` (or a tree of them) for every argument, or ``jax.sharding.Infer`` (the default, left
       out: ``in_specs`` inferred from the arguments' shardings, on a mesh whose axes are all ``Explicit``);
-    - a tuple (or list) with one entry per dynamic positional parameter, in order;
+    - a tuple (or list) giving entry i to positional argument i, ``None`` at the Static ones, or over the dynamic
+      positional parameters only; past the named parameters, one entry per ``*args`` extra;
     - a dict by parameter name; ``*args``/``**kwargs`` by their names, the entry a prefix of the tuple of extra
       arguments or the dict of extra keywords.
 
-    A spec for a Static parameter is an ``OptionError``, as is a missing spec for a dynamic parameter without a
-    default, both raised here. ``out_specs``, ``mesh``, ``axis_names`` and ``check_vma`` are ``jax.shard_map``'s.
+    A ``None`` spec makes that input static, as in ``jax.shard_map``: the body receives the object itself. A spec
+    for a Static parameter is an ``OptionError``, as is a missing spec for a dynamic parameter without a default,
+    both raised here. ``out_specs``, ``mesh``, ``axis_names`` and ``check_vma`` are ``jax.shard_map``'s.
 
-    The program is ``jax.jit(jax.shard_map(...))`` (outside a ``jit``, ``jax.shard_map`` alone traces on every call),
-    so calls are compiled and traces counted as for ``jaxstatic.jit`` (``trace_count``, ``max_traces``,
-    ``cache_size``). Under ``jaxstatic.jit`` it is inlined into the outer program, which counts one trace per distinct
-    static value as well.
+    Outside a ``jit`` it runs eagerly, as ``jax.shard_map`` does: the body runs on every call over the shards'
+    values, and such a call is no trace. Under ``jaxstatic.jit`` (or ``jax.jit``) it is traced into the outer
+    program, and those traces are counted as for ``jaxstatic.jit`` (``trace_count``, ``max_traces``,
+    ``cache_size``): one per distinct static value.
     """
     options = {"out_specs": out_specs, "in_specs": in_specs, "mesh": mesh, "axis_names": axis_names,
                "check_vma": check_vma, "max_traces": max_traces, "cache_size": cache_size}

@@ -32,7 +32,7 @@ from . import _compat, _donate, _lazy, _options
 from ._errors import option_error
 from ._parts import Slot
 from ._plan import Layout, Plan
-from ._shard_map import packed, program_names
+from ._shard_map import by_parameter, packed, program_names
 from ._transform import StaticFunction
 
 if TYPE_CHECKING:
@@ -62,8 +62,8 @@ def resolve_in_axes(function: str, layout: Layout, in_axes: Any, option: str = "
     """Check ``in_axes`` against the function's parameters, once, and key it by parameter name.
 
     Forms: an int or ``None`` (every dynamic parameter); a tuple over all positional parameters, ``None`` at the
-    Static ones, or over the dynamic positional ones only (as ``jax.jit``'s ``in_shardings``); a dict by parameter
-    name, ``*args``/``**kwargs`` included. A mapped axis for a Static parameter is an ``OptionError`` naming it.
+    Static ones, or over the dynamic positional ones only (as ``jax.jit``'s ``in_shardings``), then the ``*args``
+    extras' (``_options.into_extras``); a dict by parameter name, ``*args``/``**kwargs`` included. A mapped axis for a Static parameter is an ``OptionError`` naming it.
     """
     if isinstance(in_axes, list):  # jax.vmap treats a list as the tuple of entries
         in_axes = tuple(in_axes)
@@ -73,7 +73,7 @@ def resolve_in_axes(function: str, layout: Layout, in_axes: Any, option: str = "
                                "Give an int, None, a tuple with one entry per positional parameter, or a dict by "
                                "parameter name.")
         return InAxes({}, in_axes)
-    by_name = _by_name(function, layout, in_axes, option)
+    by_name = by_parameter(function, layout, in_axes, option, over_all=True)
     for name, axes in by_name.items():
         _check_entry(function, name, axes, option)
         if name in layout.static and axes is not None:
@@ -81,19 +81,6 @@ def resolve_in_axes(function: str, layout: Layout, in_axes: Any, option: str = "
                                "is never mapped", f"Give {name!r} None (or leave it out of a dict), or make it "
                                "dynamic.")
     return InAxes({n: a for n, a in by_name.items() if n not in layout.static}, 0)
-
-
-def _by_name(function: str, layout: Layout, in_axes: tuple[Any, ...] | Mapping[Any, Any],
-             option: str) -> dict[str, Any]:
-    """The entries of a tuple or dict ``in_axes`` by parameter name."""
-    params = layout.signature.parameters
-    variadic = {n for n, p in params.items() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-    named = {k: v for k, v in in_axes.items() if k not in variadic} if isinstance(in_axes, Mapping) else in_axes
-    found = _options.per_parameter(function, layout.signature, named, option, layout.static, over_all=True)
-    assert found is not None
-    if isinstance(in_axes, Mapping):
-        found.update({k: v for k, v in in_axes.items() if k in variadic})
-    return found
 
 
 def _check_entry(function: str, name: str, axes: Any, option: str) -> None:
@@ -223,8 +210,9 @@ def vmap(fn: Callable[_P, _R] | None = None, /, *, in_axes: Any = 0, out_axes: A
 
     - an int or ``None``: that axis for every dynamic parameter, keyword-only ones and variadic extras included;
     - a tuple (or list) over all positional parameters, with ``None`` at the Static ones, or over the dynamic
-      positional parameters only; keyword-only parameters and ``*args``/``**kwargs`` extras get axis 0, as
-      ``jax.vmap`` gives keyword arguments;
+      positional parameters only, then one entry per ``*args`` extra (entry i for positional argument i, as
+      ``jax.vmap`` counts); keyword-only parameters and ``**kwargs`` extras get axis 0, as ``jax.vmap`` gives keyword
+      arguments;
     - a dict by parameter name (``*args``/``**kwargs`` by their names); parameters it leaves out get axis 0,
       ``jax.vmap``'s default.
 
@@ -249,6 +237,14 @@ class PmapOptions(_options.Options):
     ``static_broadcasted_argnums`` given as ``static_argnums``; the rest are ``jax.pmap``'s, passed on as they are."""
 
     in_axes: Any = 0
+
+    @classmethod
+    def _derived(cls, function: str, given: Mapping[str, Any]) -> dict[str, Any]:
+        devices = given.get("devices")
+        if devices is not None and len(devices) == 0:  # jax.pmap's own check, when it is applied
+            raise option_error("devices", function, f"is {devices!r}: 'devices' argument to pmap must be non-empty, "
+                               "or None", "Give None (the local devices) or the devices to map over.")
+        return {}
 
 
 def _argnums(value: int | Iterable[int]) -> tuple[Any, ...]:
@@ -403,7 +399,7 @@ def pmap(fn: Callable[_P, _R] | None = None, /, axis_name: Hashable | None = Non
 
     - an int or ``None``: that axis for every dynamic argument;
     - a tuple (or list) over all positional parameters, ``None`` at the Static ones, as
-      ``jax.pmap`` takes it, or over the dynamic positional parameters only;
+      ``jax.pmap`` takes it, or over the dynamic positional parameters only, then one entry per ``*args`` extra;
     - a dict by parameter name (``*args``/``**kwargs`` by their names, the entry a prefix of the tuple of extra
       arguments or the dict of extra keywords).
 

@@ -50,6 +50,29 @@ def test_every_jit_of_jax_the_module_reaches_is_swapped_and_nothing_else() -> No
     assert "e = mylib.jit(f)" in out and "g = grad(f)" in out
 
 
+def test_pmap_and_shard_map_are_swapped_as_functions_never_as_modules() -> None:
+    source = textwrap.dedent('''\
+        import jax
+        from jax import pmap, vmap
+        from jax._src import pmap as pmap_lib
+        from jax._src.shard_map import shard_map
+
+        a = jax.pmap(f)
+        b = jax.shard_map(f, mesh=m)
+        c = jax.vmap(f)
+        ''')
+    out, count = swap.swapped_source(source, ("jit", "pmap", "shard_map"))
+    assert count == 4
+    assert out.splitlines()[:6] == ["import jaxstatic", "import jax", "from jax import vmap",
+                                    "from jaxstatic import pmap", "from jax._src import pmap as pmap_lib",
+                                    "from jaxstatic import shard_map"]
+    assert "a = jaxstatic.pmap(f)" in out and "b = jaxstatic.shard_map(f, mesh=m)" in out and "c = jax.vmap(f)" in out
+    control, count = swap.swapped_source(source, ("shard_map",), swap.CONTROL)
+    assert count == 2
+    assert "from _jax_tests_control import shard_map" in control and "a = jax.pmap(f)" in control
+    assert "b = _jax_tests_control.shard_map(f, mesh=m)" in control
+
+
 def test_it_runs_a_file_both_ways_and_names_what_fails_only_swapped(tmp_path: Path) -> None:
     (tmp_path / "one_test.py").write_text(textwrap.dedent('''\
         import jax

@@ -12,6 +12,11 @@
 #   cp FOLDER/_hits.*.so jaxstatic/ && pip install --no-index --no-deps --target /tmp/site FOLDER/*.whl
 #   export PYTHONPATH=$PYTHONPATH:/tmp/site
 #   JAX_PLATFORMS=tpu,cpu python3 -m pytest -p no:cacheprovider tests/runtime
+#
+# With JAX_CHECKOUT=<a clone of jax-ml/jax>, JAX's own test files of the tag of the JAX installed here (JAX_TAG to
+# choose another) go into FOLDER/jax-tests, for tools/jax_tests_swapped.py there (their absl-py comes with optax):
+#   python3 tools/jax_tests_swapped.py --tests FOLDER/jax-tests --platform tpu --swap jit,pmap,shard_map --control \
+#       pmap_test.py shard_map_test.py
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.whl-accel}
@@ -37,3 +42,10 @@ for whl in "$out"/*.whl; do
     if [[ $base =~ $theirs ]]; then rm "$whl"; fi
 done
 echo "accelerator_bundle: $(ls "$out"/*.whl | wc -l) wheels and $(basename "$(ls "$out"/_hits*.so)") in $out ($(du -sh "$out" | cut -f1))"
+if [[ -n ${JAX_CHECKOUT:-} ]]; then
+    tag=${JAX_TAG:-jax-v$(python3 -c 'import jax; print(jax.__version__)')}
+    mkdir -p "$out/jax-tests-src"
+    git -C "$JAX_CHECKOUT" archive "$tag" tests | tar -x -C "$out/jax-tests-src"
+    mv "$out/jax-tests-src/tests" "$out/jax-tests" && rmdir "$out/jax-tests-src"
+    echo "accelerator_bundle: JAX's test files of $tag in $out/jax-tests"
+fi

@@ -152,6 +152,26 @@ def test_keyword_only_and_variadic_parameters_get_their_axes() -> None:
     assert mapped.cache_info().currsize == 1
 
 
+def test_a_tuple_over_args_gives_entry_i_to_argument_i() -> None:
+    """As ``jax.pmap``: a tuple ``in_axes`` counts every positional argument, ``*args`` extras included."""
+    x, y = jnp.arange(N, dtype=jnp.float32), jnp.float32(2.0)
+    ours = js.pmap(lambda *xs: sum(xs), in_axes=(0, None), devices=DEVICES)
+    np.testing.assert_array_equal(ours(x, y), jax.pmap(lambda *xs: sum(xs), in_axes=(0, None))(x, y))
+
+    def scaled(x: jax.Array, k: Static[int], *rest: jax.Array) -> jax.Array:
+        return (x + sum(rest)) * k
+
+    over_all = js.pmap(scaled, in_axes=(0, None, None, 0), devices=DEVICES)  # None at the Static k, as JAX counts
+    np.testing.assert_array_equal(over_all(x, 3, y, x), (x + y + x) * 3)
+    dynamic_only = js.pmap(scaled, in_axes=(0, 0, 0), devices=DEVICES)  # not None at k: over x and the extras
+    np.testing.assert_array_equal(dynamic_only(x, 3, x, x), (x + x + x) * 3)
+
+
+def test_no_devices_is_jax_pmap_s_error_when_applied() -> None:
+    with pytest.raises(ValueError, match="'devices' argument to pmap must be non-empty, or None"):
+        js.pmap(lambda x: x, devices=[])
+
+
 def test_trace_count_across_repeated_equal_and_unequal_statics() -> None:
     def scale(x: jax.Array, n: Static[int], mode: Static[str] = "mul") -> jax.Array:
         return x * n if mode == "mul" else x + n

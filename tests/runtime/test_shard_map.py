@@ -43,35 +43,74 @@ def _data() -> tuple[jax.Array, jax.Array]:
 
 def test_static_config_gives_the_values_of_one_device_and_one_trace_per_value(mesh: Mesh) -> None:
     sharded = js.shard_map(step, mesh=mesh, in_specs=(P("batch"), P()), out_specs=(P(), P("batch")))
+    jitted = js.jit(sharded)
     x, w = _data()
     for scale, traces in [(2.0, 1), (2.0, 1), (3.0, 2), (2.0, 2), (3.0, 2)]:
         cfg = {"act": jnp.tanh, "scale": scale}  # a new dict each time: equal values, one program
-        loss, y = sharded(x, w, cfg)
-        want_loss, want_y = _on_one_device(x, w, cfg)
-        np.testing.assert_allclose(y, want_y, rtol=1e-6)
-        np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
-        assert y.sharding.spec == P("batch")
+        for run in (sharded, jitted):  # eager, as jax.shard_map; compiled
+            loss, y = run(x, w, cfg)
+            want_loss, want_y = _on_one_device(x, w, cfg)
+            np.testing.assert_allclose(y, want_y, rtol=1e-6)
+            np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
+            assert y.sharding.spec == P("batch")
         assert sharded.trace_count == traces
-    assert sharded.cache_info()[:4] == (3, 2, 8192, 2)
+    assert sharded.cache_info()[:4] == (0, 2, 8192, 2)  # the eager calls are neither hits nor misses
     assert str(sharded.retraces[-1]) == "step was traced again (trace #2) because cfg['scale']: 2.0 -> 3.0"
 
 
-def test_jax_shard_map_alone_traces_on_every_call(mesh: Mesh) -> None:
-    """Why the program is jitted: JAX's eager shard_map runs the Python body each call."""
+def test_outside_a_jit_it_runs_eagerly_as_jax_shard_map_does(mesh: Mesh, capsys: pytest.CaptureFixture[str],
+                                                              hit_path: str) -> None:
+    """Outside any trace the body runs on every call over the shards' values: Python control flow on them, printing
+    a shard, JAX's eager errors. Those runs are no traces; the program per static key is kept, not compiled."""
     bodies: list[int] = []
 
     def body(x: jax.Array, n: Static[int]) -> jax.Array:
         bodies.append(n)
-        return x * n
+        if jax.lax.psum(x.sum(), "batch") > 0:  # a concrete value: eager
+            print(x)
+            return x * n
+        return -x
 
     x = jnp.arange(float(N))
     plain = shard_map(lambda x: body(x, 2), mesh=mesh, in_specs=P("batch"), out_specs=P("batch"),
                       axis_names=frozenset(), check_vma=True)
-    plain(x), plain(x)
-    assert len(bodies) == 2
+    np.testing.assert_array_equal(plain(x), x * 2)
     ours = js.shard_map(body, mesh=mesh, in_specs=P("batch"), out_specs=P("batch"))
-    ours(x, 2), ours(x, 2)
-    assert len(bodies) == 3 and ours.trace_count == 1
+    np.testing.assert_array_equal(ours(x, 2), x * 2)
+    np.testing.assert_array_equal(ours(-x, 2), x)
+    assert len(bodies) == 3 and ours.trace_count == 0
+    assert ours.cache_info()[:4] == (0, 0, 8192, 1)
+    assert capsys.readouterr().out.count("On cpu:7 at mesh coordinates (batch,) = (7,):\n[7.]") == 2
+    jaxpr = jax.make_jaxpr(js.shard_map(jnp.sin, mesh=mesh, in_specs=P("batch"), out_specs=P("batch")))(x)
+    assert [e.primitive.name for e in jaxpr.eqns] == ["shard_map"]  # no jit around it
+
+
+def test_a_none_spec_hands_the_body_the_object_itself(mesh: Mesh) -> None:
+    """As ``jax.shard_map``'s: an input whose spec is None is static, passed as it is (not hashed, not traced)."""
+    unhashable = type("Unhashable", (), {"__hash__": None})()
+    seen: list[Any] = []
+
+    def body(o: Any, x: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+        seen.append((o, shape))
+        return x + jnp.ones(shape)
+
+    sharded = js.shard_map(body, mesh=mesh, in_specs=(None, P("batch"), None), out_specs=P("batch"))
+    x = jnp.arange(float(N))
+    np.testing.assert_array_equal(sharded(unhashable, x, (1,)), x + 1)
+    np.testing.assert_array_equal(js.jit(lambda x, shape: sharded(unhashable, x, shape), static_argnums=1)(x, (1,)),
+                                  x + 1)
+    assert seen == [(unhashable, (1,))] * 2
+
+
+def test_a_tuple_over_args_gives_entry_i_to_argument_i(mesh: Mesh) -> None:
+    def scaled(x: jax.Array, k: Static[float], *rest: jax.Array) -> jax.Array:
+        return (x + rest[0].sum()) * k
+
+    x = jnp.arange(float(N))
+    sharded = js.shard_map(scaled, mesh=mesh, in_specs=(P("batch"), None, P()), out_specs=P("batch"))
+    np.testing.assert_array_equal(sharded(x, 2.0, x), (x + x.sum()) * 2.0)  # as JAX counts: None at the Static k
+    dynamic_only = js.shard_map(scaled, mesh=mesh, in_specs=(P("batch"), P(), P("batch")), out_specs=P("batch"))
+    np.testing.assert_array_equal(dynamic_only(x, 2.0, x, x), (x + x.sum()) * 2.0)  # over x and the extras
 
 
 def test_composes_under_jit_with_one_trace_per_static_value(mesh: Mesh) -> None:
@@ -118,11 +157,16 @@ def test_a_partial_over_a_function_with_args_is_mapped(mesh: Mesh) -> None:
 
 def test_in_specs_name_the_dynamic_parameters_only(mesh: Mesh) -> None:
     with pytest.raises(js.OptionError) as info:
-        js.shard_map(step, mesh=mesh, in_specs=(P("batch"), P(), P()), out_specs=P())
+        js.shard_map(step, mesh=mesh, in_specs=(P("batch"), P(), P("batch"), P()), out_specs=P())
     assert str(info.value) == (
-        "jaxstatic: in_specs of step has 3 entries, but step has 2 non-static positional parameter(s) ['x', 'w']. "
+        "jaxstatic: in_specs of step has 4 entries, but step has 2 non-static positional parameter(s) ['x', 'w']. "
         "Give one entry per parameter in ['x', 'w'], or a dict by name."
     )
+    with pytest.raises(js.OptionError) as static:
+        js.shard_map(step, mesh=mesh, in_specs=(P("batch"), P(), P()), out_specs=P())
+    assert str(static.value) == (
+        "jaxstatic: in_specs of step gives 'cfg' the spec P(), but 'cfg' is Static, so it is never "
+        "sharded. Give 'cfg' None (or leave it out), or make it dynamic.")
     with pytest.raises(js.OptionError, match=r"^jaxstatic: in_specs of step names 'cfg', which is Static\. A Static "
                                              r"value is not an array; drop 'cfg' from in_specs, or make it dynamic\."):
         js.shard_map(step, mesh=mesh, in_specs={"x": P("batch"), "w": P(), "cfg": P()}, out_specs=P())
@@ -136,10 +180,11 @@ def test_in_specs_name_the_dynamic_parameters_only(mesh: Mesh) -> None:
 
 def test_max_traces_and_bad_static_values(mesh: Mesh) -> None:
     sharded = js.shard_map(step, mesh=mesh, in_specs=(P("batch"), P()), out_specs=(P(), P("batch")), max_traces=1)
+    jitted = js.jit(sharded)
     x, w = _data()
-    sharded(x, w, {"act": jnp.tanh, "scale": 1.0})
+    jitted(x, w, {"act": jnp.tanh, "scale": 1.0})
     with pytest.raises(js.RetraceError, match=r"^step needs trace #2, because cfg\['scale'\]: 1\.0 -> 2\.0"):
-        sharded(x, w, {"act": jnp.tanh, "scale": 2.0})
+        jitted(x, w, {"act": jnp.tanh, "scale": 2.0})
     with pytest.raises(js.NonStaticValueError, match=r"^step\(\): parameter 'cfg' is Static, but cfg\['scale'\] is "
                                                       r"a jax\.Array"):
         sharded(x, w, {"act": jnp.tanh, "scale": jnp.ones(())})
@@ -158,7 +203,7 @@ def test_mesh_from_the_context_and_decorator_form() -> None:
     with jax.set_mesh(mesh):
         x = jax.device_put(jnp.arange(float(N)), P("batch"))
         np.testing.assert_array_equal(scaled(x, 3), np.arange(N) * 3.0)  # in_specs inferred from x's sharding
-    assert scaled.trace_count == 1
+    assert scaled.cache_info().currsize == 1
 
 
 def test_disable_jit_keeps_sharding_as_jax_shard_map_does(mesh: Mesh) -> None:
@@ -172,7 +217,7 @@ def test_disable_jit_keeps_sharding_as_jax_shard_map_does(mesh: Mesh) -> None:
     assert y.shape == want_y.shape == (N * 4, 2)
     np.testing.assert_allclose(y, want_y, rtol=1e-6)
     np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
-    loss, y = sharded(x, w, cfg)
+    loss, y = js.jit(sharded)(x, w, cfg)
     np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
     assert sharded.trace_count == 1
 

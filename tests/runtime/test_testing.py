@@ -380,12 +380,14 @@ def test_pmap_traces_are_refused_and_counted() -> None:
 
 
 def test_shard_map_traces_are_counted() -> None:
+    """Its traces under a jit: outside one, it runs eagerly, as jax.shard_map does, and traces nothing."""
     mesh = Mesh(np.array(CPUS[:2]), ("d",))
     fn = js.shard_map(scale, mesh=mesh, in_specs=(P("d"),), out_specs=P("d"))
     with js.testing.expect_traces(fn, 2) as log:
         fn(jnp.ones(4), 1)
-        fn(jnp.ones(4), 1)
-        fn(jnp.ones(4), 2)
+        js.jit(fn)(jnp.ones(4), 1)
+        js.jit(fn)(jnp.ones(4), 1)
+        js.jit(fn)(jnp.ones(4), 2)
     assert [str(e) for e in log] == ["shard_map(scale): trace #1 (the first)",
                                      "shard_map(scale): trace #2, because k: 1 -> 2"]
 

@@ -264,3 +264,12 @@ def test_out_axes_that_is_no_axis_is_refused_when_applied_as_jax_vmap_does(out_a
             "those matching the output.")):
         js.vmap(f, out_axes=out_axes)
     assert js.vmap(f, out_axes=(0, None, {"a": 1}))  # ints, None and trees of them are axes
+
+
+def test_a_tuple_over_args_gives_entry_i_to_argument_i() -> None:
+    """As ``jax.vmap``: a tuple ``in_axes`` counts every positional argument, ``*args`` extras included."""
+    xs, y = jnp.arange(6.0).reshape(3, 2), jnp.ones(2)
+    ours = js.vmap(lambda *a: sum(a), in_axes=(0, None))
+    np.testing.assert_array_equal(ours(xs, y), jax.vmap(lambda *a: sum(a), in_axes=(0, None))(xs, y))
+    with pytest.raises(js.OptionError, match=r"gives \*a 2 axes, but this call passes 3 extra positional"):
+        ours(xs, y, y)
