@@ -195,6 +195,6 @@ def trace_context() -> tuple[tuple[str, ...], tuple[Any, ...]]:
     return tuple(n for n, _ in states), tuple(s.value for _, s in states)
 
 
-__all__ = ["HAS_SHARD_MAP", "INFER", "JAX_FLOOR", "JAX_VERSION", "LANE", "SHARD_MAP_VERSION", "register_dataclass",
-           "eager_shards", "register_jax_cache",
+__all__ = ["HAS_SHARD_MAP", "INFER", "JAX_FLOOR", "JAX_VERSION", "LANE", "SHARD_MAP_VERSION", "eager_shards",
+           "register_dataclass", "register_jax_cache",
            "shard_map", "shard_map_needs", "spec_text", "trace_context", "typeof", "vmap"]
