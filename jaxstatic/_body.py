@@ -35,7 +35,7 @@ def traced_body(hooks: Hooks, stats: TraceStats, why_again: Callable[[Any], str]
     def body(*dyn: Any, **dynkw: Any) -> Any:
         # the function itself, unless a decorator hides Static parameters; read at each trace (a call runs
         # through an object holding it), never held by the program
-        call = _hidden.explaining(hooks._fn, layout.static, transform)
+        call = _hidden.explaining(hooks._traced_fn(), layout.static, transform)
         statics = statics_of(plan, slot)
         dynamic: dict[str, Any] = dict(zip(named, dyn))
         if varpos is not None:

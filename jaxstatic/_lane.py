@@ -126,7 +126,7 @@ class Lane:
 
         def body(*args: Any, **kwargs: Any) -> Any:
             # read at each trace (a call runs through an object holding the function), never held by the program
-            call = _hidden.explaining(owner._hooks._fn, layout.static)
+            call = _hidden.explaining(owner._hooks._traced_fn(), layout.static)
             if jit_disabled():
                 return eager(stats, call, args, kwargs)
             _typecheck.check(owner._hooks._fn, owner._name, plan.static_values(args, kwargs))  # JAX's miss: new values

@@ -46,6 +46,7 @@ no code generated).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import operator
 import sys
@@ -57,7 +58,8 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 
-from . import _compat, _freeze
+from . import _closures, _compat, _freeze
+from ._errors import closure_changed_error
 from ._options import as_tuple
 
 ATTRIBUTE = "_jaxstatic_shared"
@@ -107,7 +109,7 @@ def _key(cls: type, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
         base = base_ref()
         if base is None:
             return None
-    elif type(fn) is types.FunctionType or _keeps(fn):
+    elif type(fn) is types.FunctionType or type(fn) is functools.partial or _keeps(fn):
         base, inner_key = fn, None
     else:
         return None
@@ -179,8 +181,10 @@ def _holder(base: Any, create: bool) -> Shared | None:
 def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, ...],
                  kwargs: dict[str, Any]) -> Any:
     """The transformed function ``cls(fn, *args, **kwargs)``: the one made before with this function and equal
-    options, else ``make(fn, *args, **kwargs)`` (kept for the next rebuild where it can be)."""
+    options, or with a function of the same code closing over equal values (``_closures``); else
+    ``make(fn, *args, **kwargs)`` (kept for the next rebuild where it can be)."""
     found = _key(cls, fn, args, kwargs)
+    closed = None
     if found is not None:
         base, key = found
         version = _version(base)
@@ -190,6 +194,11 @@ def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, 
             if holder is not None and made is not None and _same(made._version, version):
                 holder[key] = made  # the most recently used last
                 return made._handle(fn)
+        closed = _closures.read(base) if key[2] is None else None
+        if closed is not None:
+            joined = _join(base, key, closed, fn)
+            if joined is not None:
+                return joined
     made = make(fn, *args, **kwargs)
     made._made = (args, kwargs)  # what pickling by value rebuilds it from, with its function
     if found is None:
@@ -207,10 +216,87 @@ def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, 
             # function and the arrays it captured alive); the handle returned holds it.
             made._shared_as, made._version, made._base_ref = (base_ref, key), version, base_ref
             made._fn_ref, made._keep = weakref.ref(made._keep), None
+            if closed is not None:
+                _index(made, key, closed, base_ref)
         made = shared
         while len(holder) > LIMIT:
             del holder[next(iter(holder))]
         return made._handle(fn)
+
+
+# Transforms of closures, by (transform class, options, family, closed-over key): a function of the same code closing
+# over equal values joins the one found. Weak: a transform lives while a function holding it (in its ``__dict__``)
+# does. ``_LATEST`` holds the latest made per family, to say why the next one could not join it.
+_CLOSURES: weakref.WeakValueDictionary[Any, Any] = weakref.WeakValueDictionary()
+_LATEST: weakref.WeakValueDictionary[Any, Any] = weakref.WeakValueDictionary()
+
+
+def _index(made: Any, key: tuple[Any, ...], closed: _closures.Closed, base_ref: weakref.ref[Any]) -> None:
+    """Make ``made`` the transform that functions closing over values equal to ``closed`` join (under ``_LOCK``);
+    where an earlier one of the same code could not be joined, say why at its first trace."""
+    made._closed, made._closure_bases, made._joined = closed, [base_ref], False
+    family = (key[0], key[1], closed.family)
+    earlier = _LATEST.get(family)
+    _LATEST[family] = made
+    if closed.key is not None:
+        with contextlib.suppress(TypeError):  # a value whose hash fails: not shared
+            _CLOSURES.setdefault((*family, closed.key), made)
+    if earlier is not None and earlier is not made:
+        made._core._stats.made_again = _closures.why_not_shared(earlier._closed, closed)
+
+
+def _join(base: Any, key: tuple[Any, ...], closed: _closures.Closed, fn: Any) -> Any:
+    """A handle over the transform of a function closing over values equal to ``closed``'s, kept in ``base`` too;
+    None where there is none."""
+    if closed.key is None:
+        return None
+    with _LOCK:
+        try:
+            made = _CLOSURES.get((key[0], key[1], closed.family, closed.key))
+        except TypeError:
+            return None
+        if made is None:
+            return None
+        try:
+            ref = weakref.ref(base, functools.partial(_released, weakref.ref(made)))
+        except TypeError:
+            return None
+        holder = _holder(base, create=True)
+        assert holder is not None
+        holder[key] = made
+        made._closure_bases = [*(r for r in made._closure_bases if r() is not None), ref]
+        made._joined = True
+        return made._handle(fn)
+
+
+def traced_function(made: Any) -> Any:
+    """The function a trace of ``made`` runs: one of its live handles' whose closed-over values are still those it
+    is shared under (a cell rebound or a dict changed since it was made are not). None matches: a transform never
+    joined is no longer shared, and runs its function as it is now (as ``jax.jit`` would); one joined by functions
+    of other wrappers raises, naming what changed."""
+    closed = made.__dict__.get("_closed")
+    fn = made._fn
+    if closed is None or closed.key is None:
+        return fn
+    functions = [h._keep for h in made._core._alive()] or [fn]
+    for one in functions:
+        if _closures.matches(one, closed):
+            return one
+    now = _closures.read(functions[0])
+    if not made._joined:
+        with _LOCK:
+            _forget(made)
+        return functions[0]
+    raise closure_changed_error(closed.name, closed.where, _closures.why_not_shared(closed, now)[0])
+
+
+def _forget(made: Any) -> None:
+    """``made`` no longer takes functions joining it."""
+    for index in (_CLOSURES, _LATEST):
+        for k, v in list(index.items()):
+            if v is made:
+                del index[k]
+    made._closed = None
 
 
 def _own(made: Any, fn: Any) -> Any:
@@ -230,6 +316,11 @@ def _released(core: weakref.ref[Any], _: Any, finalizing: Callable[[], bool] = s
     """The function a transform was kept in is gone: its programs go with it (``Programs._release``)."""
     found = core()
     if found is not None and not finalizing():  # at exit, JAX's own modules may be gone already
+        bases = found.__dict__.get("_closure_bases")
+        alive = [ref for ref in bases if ref() is not None] if bases else None
+        if alive:  # another function closing over equal values holds it still
+            found._closure_bases, found._fn_ref = alive, alive[0]
+            return
         found._release()
 
 
@@ -244,6 +335,8 @@ def clear_all() -> None:
         made = [f for holder in holders for f in holder.values()]
         for holder in holders:
             holder.clear()
+        _CLOSURES.clear()
+        _LATEST.clear()
     for f in made:
         f.clear_cache()
 

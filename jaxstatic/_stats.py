@@ -59,8 +59,14 @@ class Retrace:
     reason: str = DROPPED
     """Why no earlier program was reused: ``CHANGED`` when ``changes`` says what changed; otherwise the reason
     found, with arguments equal to an earlier trace's."""
+    made_again: str = ""
+    """For the first trace of a function made again (a closure of the same code) that could not share the programs
+    of the one made before it: why, and the fix; ``changes`` says what it closes over differently."""
 
     def __str__(self) -> str:
+        if self.made_again:
+            return (f"{self.function} was traced anew (trace #{self.trace_number} of a function made again) because "
+                    + "; ".join(self.changes) + f". {self.made_again}.")
         if self.reason == CLEARED:
             return (f"{self.function} was traced again (trace #{self.trace_number}) after clear_cache(), which "
                     "released the earlier programs and the values they were traced with: nothing is left to "
@@ -173,13 +179,16 @@ class TraceStats:
         self._cleared = False  # clear_cache() emptied the history: the next retrace is explained by that
         self.transforms: tuple[str, ...] = ()  # set by the transform: ("jit", "vmap") for js.jit(js.vmap(f))
         self.site = ""  # set by the transform: where the function was defined (site_of), as reports tell it apart
+        # set by ``_shared`` for a closure made again that could not share the programs of the one made before it:
+        # what differs and the fix, told at its first trace
+        self.made_again: tuple[tuple[str, ...], str] | None = None
         _REGISTRY.add(self)
 
     def begin_trace(self, signature: Signature, reason: str = DROPPED) -> Retrace | None:
         """Called from inside the traced body, before the user's code. Raises ``RetraceError`` past ``max_traces``;
         returns the retrace record to ``end_trace`` once the body has returned."""
         with self.lock:
-            record = self._explain(signature, reason) if self.traces + self.running else None
+            record = self._explain(signature, reason) if self.traces + self.running else self._first()
             limit = self.options.max_traces
             if limit is not None and self.traces + self.running >= limit:
                 why = None if record is None else "; ".join(record.changes) or record.reason
@@ -245,6 +254,13 @@ class TraceStats:
             return Retrace(self.function, number, (), CLEARED if self._cleared else DROPPED)
         changes = tuple(blame(self._history, signature))
         return Retrace(self.function, number, changes, CHANGED if changes else reason)
+
+    def _first(self) -> Retrace | None:
+        """The first trace's record: a closure made again that shares nothing with the one made before it."""
+        if self.made_again is None or self._cleared:
+            return None
+        changes, why = self.made_again
+        return Retrace(self.function, 1, changes, CHANGED, why)
 
     def cache_info(self) -> CacheInfo:
         # itertools.count has no peek: read its repr (the extension's Counter reads the same), exact and lock-free.
