@@ -144,11 +144,11 @@ def _key(value: Any, seen: dict[int, int], depth: int) -> Any:
     if value is _EMPTY:
         return _EMPTY
     if _freeze.compared_by_identity(t):
-        return Blocked("identity", _freeze.class_name(t), id(value))
+        return Blocked("identity", t.__qualname__, id(value))
     try:
         return _freeze.freeze(value)
     except _freeze.Unfreezable:
-        return Blocked("unfreezable", _freeze.class_name(t), id(value))
+        return Blocked("unfreezable", _freeze.type_name(value), id(value))
 
 
 def _nested(fn: Any, seen: dict[int, int], depth: int) -> Nested:
@@ -173,6 +173,9 @@ def why_not_shared(old: Closed, new: Closed | None) -> tuple[tuple[str, ...], st
            f"({RECIPE})")
     if new is None or new.family != old.family:
         return (f"{old.name}: no longer the same function",), fix
+    if not new.labels:
+        return ((f"{new.name}: a new function of the same code (defined at {new.where}) on each call, compared by "
+                 "identity, as jax.jit compares it"),), "define it once, outside the loop or call that makes it"
     changes = [f"{new.name}'s closure: {c}" for c in _differences(old.labels, old.keys, new.labels, new.keys)]
     return tuple(changes or [f"{new.name}'s closure: {c}" for c in _unshareable(new.labels, new.keys)]), fix
 

@@ -7,8 +7,8 @@ by comparing its signature with the most similar earlier one, parameter by param
 parameter that changed.
 
 Explaining never breaks a call and its cost is bounded: choosing the most similar trace costs one equality test per
-parameter and earlier trace, whatever the number of retraces; only the chosen one is put in words (``_keytext``,
-and inside objects and pytree nodes ``_object_diff``).
+parameter and earlier trace (and, for a static value that differs, a count of the paths that differ), over the last
+64 traces; only the chosen one is put in words (``_keytext``, and inside objects and pytree nodes ``_object_diff``).
 Anything that fails while explaining (a user ``__eq__`` or ``__repr__`` that raises) gives a plainer explanation.
 """
 
@@ -179,8 +179,9 @@ def _same(a: object, b: object) -> bool:
 
 
 def _distance(new: Signature, old: Signature) -> int:
-    """How far apart two traces are, from equality tests alone: a changed leaf or static value counts 1, a changed
-    pytree structure or an argument given or left out counts 2."""
+    """How far apart two traces are, over all parameters together: each changed leaf of a dynamic value counts 1,
+    each changed path of a static value 1 (``_static_distance``), a changed pytree structure or an argument given or
+    left out 2."""
     far = 0
     for label in new.keys() | old.keys():
         a, b = old.get(label), new.get(label)
@@ -190,9 +191,17 @@ def _distance(new: Signature, old: Signature) -> int:
             continue
         elif isinstance(a, DynamicSig) and isinstance(b, DynamicSig) and a.treedef == b.treedef:
             far += sum(map(_leaf_differs, a.leaves, b.leaves))
+        elif isinstance(a, StaticSig) and isinstance(b, StaticSig):
+            far += _static_distance(label, a.key, b.key)
         else:
             far += 2 if isinstance(a, DynamicSig) else 1
     return far
+
+
+def _static_distance(label: str, old: Any, new: Any) -> int:
+    """How many paths of a static value differ (``cfg['LR']`` and ``cfg['T']``: 2), at least 1: a sweep's retrace is
+    compared with the trace that differs in fewest settings, not the latest one. Only retraces pay it."""
+    return max(1, len(diff(label, old, new)))
 
 
 def blame(history: list[Signature], signature: Signature) -> list[str]:

@@ -46,6 +46,7 @@ no code generated).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import operator
@@ -229,6 +230,20 @@ def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, 
 # does. ``_LATEST`` holds the latest made per family, to say why the next one could not join it.
 _CLOSURES: weakref.WeakValueDictionary[Any, Any] = weakref.WeakValueDictionary()
 _LATEST: weakref.WeakValueDictionary[Any, Any] = weakref.WeakValueDictionary()
+# The latest shared ones, kept after their functions are gone: ``js.jit(make_train(config))(rng)`` in a sweep or a
+# notebook cell run again drops each function before the next is made. Bounded; the oldest is released first.
+_RECENT: collections.OrderedDict[int, Any] = collections.OrderedDict()
+RECENT = 32
+
+
+def _keep(made: Any) -> None:
+    """``made`` kept as one of the ``RECENT`` latest shared, the oldest let go of (under ``_LOCK``)."""
+    _RECENT[id(made)] = made
+    _RECENT.move_to_end(id(made))
+    while len(_RECENT) > RECENT:
+        _, old = _RECENT.popitem(last=False)
+        if not any(ref() is not None for ref in old._closure_bases):
+            old._release()
 
 
 def _index(made: Any, key: tuple[Any, ...], closed: _closures.Closed, base_ref: weakref.ref[Any]) -> None:
@@ -238,9 +253,10 @@ def _index(made: Any, key: tuple[Any, ...], closed: _closures.Closed, base_ref: 
     family = (key[0], key[1], closed.family)
     earlier = _LATEST.get(family)
     _LATEST[family] = made
-    if closed.key is not None:
+    if closed.key is not None and closed.labels:  # a function closing over nothing is itself, as for jax.jit
         with contextlib.suppress(TypeError):  # a value whose hash fails: not shared
-            _CLOSURES.setdefault((*family, closed.key), made)
+            if _CLOSURES.setdefault((*family, closed.key), made) is made:
+                _keep(made)
     if earlier is not None and earlier is not made:
         made._core._stats.made_again = _closures.why_not_shared(earlier._closed, closed)
 
@@ -255,7 +271,7 @@ def _join(base: Any, key: tuple[Any, ...], closed: _closures.Closed, fn: Any) ->
             made = _CLOSURES.get((key[0], key[1], closed.family, closed.key))
         except TypeError:
             return None
-        if made is None:
+        if made is None or not _current(made):
             return None
         try:
             ref = weakref.ref(base, functools.partial(_released, weakref.ref(made)))
@@ -266,7 +282,21 @@ def _join(base: Any, key: tuple[Any, ...], closed: _closures.Closed, fn: Any) ->
         holder[key] = made
         made._closure_bases = [*(r for r in made._closure_bases if r() is not None), ref]
         made._joined = True
+        if made._fn_ref() is None:
+            made._fn_ref = ref
+        _keep(made)
         return made._handle(fn)
+
+
+def _current(made: Any) -> bool:
+    """Whether the functions ``made`` is kept in (if any lives) still close over the values it is shared under;
+    if not, it is forgotten (under ``_LOCK``)."""
+    closed = made.__dict__.get("_closed")
+    live = [fn for ref in made._closure_bases if (fn := ref()) is not None]
+    if closed is not None and (not live or any(_closures.matches(fn, closed) for fn in live)):
+        return True
+    _forget(made)
+    return False
 
 
 def traced_function(made: Any) -> Any:
@@ -290,8 +320,18 @@ def traced_function(made: Any) -> Any:
     raise closure_changed_error(closed.name, closed.where, _closures.why_not_shared(closed, now)[0])
 
 
+def after_trace(made: Any, fn: Any) -> None:
+    """A trace of ``made`` ran ``fn``: where it changed what ``fn`` closes over (a counter or log appended to), the
+    programs depend on more than the values it is shared under, and no function joins it any more."""
+    closed = made.__dict__.get("_closed")
+    if closed is not None and not _closures.matches(fn, closed):
+        with _LOCK:
+            _forget(made)
+
+
 def _forget(made: Any) -> None:
     """``made`` no longer takes functions joining it."""
+    _RECENT.pop(id(made), None)
     for index in (_CLOSURES, _LATEST):
         for k, v in list(index.items()):
             if v is made:
@@ -321,6 +361,8 @@ def _released(core: weakref.ref[Any], _: Any, finalizing: Callable[[], bool] = s
         if alive:  # another function closing over equal values holds it still
             found._closure_bases, found._fn_ref = alive, alive[0]
             return
+        if id(found) in _RECENT:  # kept for the next function closing over equal values
+            return
         found._release()
 
 
@@ -337,6 +379,8 @@ def clear_all() -> None:
             holder.clear()
         _CLOSURES.clear()
         _LATEST.clear()
+        made.extend(_RECENT.values())
+        _RECENT.clear()
     for f in made:
         f.clear_cache()
 

@@ -13,10 +13,11 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from . import _extension
 from ._errors import retrace_limit_error
+from ._keys import Hashed
 from ._explain import Signature, blame
 
 if TYPE_CHECKING:
@@ -182,6 +183,8 @@ class TraceStats:
         # set by ``_shared`` for a closure made again that could not share the programs of the one made before it:
         # what differs and the fix, told at its first trace
         self.made_again: tuple[tuple[str, ...], str] | None = None
+        # static values a body changed in place, by parameter: (key before, key after, the trace that changed it)
+        self._by_body: dict[str, tuple[Any, Any, int]] = {}
         _REGISTRY.add(self)
 
     def begin_trace(self, signature: Signature, reason: str = DROPPED) -> Retrace | None:
@@ -253,7 +256,36 @@ class TraceStats:
         if not self._history:  # cleared (or the first trace still running): nothing left to compare with
             return Retrace(self.function, number, (), CLEARED if self._cleared else DROPPED)
         changes = tuple(blame(self._history, signature))
+        if self._by_body:
+            changes = self._on_body(signature, changes)
         return Retrace(self.function, number, changes, CHANGED if changes else reason)
+
+    def changed_by_body(self, name: str, before: Any, after: Any) -> None:
+        """The body of trace ``self.traces`` changed its static value ``name`` in place: told now (a warning of the
+        ``jaxstatic`` logger), and the retrace that the changed value causes is put on the body."""
+        with self.lock:
+            number = self.traces
+            self._by_body[name] = (before, after, number)
+        logger.warning("%s", "; ".join(self._body_changes(name, before, after, number)))
+
+    def _body_changes(self, name: str, before: Any, after: Any, number: int) -> list[str]:
+        from ._explain import diff
+
+        fix = (f"{self.function}'s own body changed its Static parameter {name!r} in place while trace #{number} "
+               f"ran, so the caller's value no longer matches the key of the program made for it; copy it before "
+               f"changing it ({name} = dict({name}), or copy.copy)")
+        return [f"{line} by the body, not the caller ({fix})" for line in diff(name, before, after)]
+
+    def _on_body(self, signature: Signature, changes: tuple[str, ...]) -> tuple[str, ...]:
+        """``changes``, with those of a static value the body changed (``changed_by_body``) put on the body."""
+        out = list(changes)
+        for name, (before, after, number) in self._by_body.items():
+            new = getattr(signature.get(name), "key", None)
+            if (new.key if type(new) is Hashed else new) == after:
+                out = [c for c in out if not (c.startswith(name + "[") or c.startswith(name + ":")
+                                              or c.startswith(name + "."))]
+                out.extend(self._body_changes(name, before, after, number))
+        return tuple(out)
 
     def _first(self) -> Retrace | None:
         """The first trace's record: a closure made again that shares nothing with the one made before it."""
