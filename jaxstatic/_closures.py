@@ -165,6 +165,25 @@ RECIPE = "docs/migration.md#a-config-held-in-a-closure"
 """The recipe messages point to: the closed-over config made a Static parameter."""
 
 
+def made_again(old: Closed, new: Closed) -> tuple[tuple[str, ...], str] | None:
+    """``why_not_shared`` where ``new`` is ``old``'s function made again: the same code closing over the same
+    functions (a decorator's wrapper over another function is another function, with nothing to explain)."""
+    if old.family != new.family or old.labels != new.labels or not _same_functions(old.keys, new.keys):
+        return None
+    return why_not_shared(old, new)
+
+
+def _same_functions(keys: tuple[Any, ...], new_keys: tuple[Any, ...]) -> bool:
+    for a, b in zip(keys, new_keys):
+        if type(a) is Nested or type(b) is Nested:
+            if type(a) is not type(b) or a.family != b.family or not _same_functions(a.keys, b.keys):
+                return False
+        elif type(a) is tuple and type(b) is tuple and len(a) == 2 == len(b) and a != b and callable(a[1]) and \
+                callable(b[1]) and a[0] is not type:
+            return False  # two builtins or jitted functions
+    return True
+
+
 def why_not_shared(old: Closed, new: Closed | None) -> tuple[tuple[str, ...], str]:
     """Why a function made again could not share the programs of the one made before it of the same code: what
     differs, one entry per value and path (``train's closure: config['LR']: 0.1 -> 0.2``), and the fix."""
@@ -223,4 +242,4 @@ def matches(fn: Any, closed: Closed) -> bool:
     return now is not None and now.family == closed.family and now.keys == closed.keys
 
 
-__all__ = ["RECIPE", "Blocked", "Closed", "Nested", "matches", "read", "why_not_shared"]
+__all__ = ["RECIPE", "Blocked", "Closed", "Nested", "made_again", "matches", "read", "why_not_shared"]

@@ -199,9 +199,17 @@ def _distance(new: Signature, old: Signature) -> int:
 
 
 def _static_distance(label: str, old: Any, new: Any) -> int:
-    """How many paths of a static value differ (``cfg['LR']`` and ``cfg['T']``: 2), at least 1: a sweep's retrace is
-    compared with the trace that differs in fewest settings, not the latest one. Only retraces pay it."""
-    return max(1, len(diff(label, old, new)))
+    """How many leaves of a static value differ (``cfg['LR']`` and ``cfg['T']``: 2), at least 1, from equality
+    tests alone (nothing put in words): a sweep's retrace is compared with the trace that differs in fewest
+    settings, not the latest one. Only retraces pay it."""
+    return max(1, _tokens_differ(getattr(old, "key", old), getattr(new, "key", new)))
+
+
+def _tokens_differ(a: Any, b: Any) -> int:
+    """Frozen keys compared token by token (a packed dict's values are one tuple token, compared item by item)."""
+    if type(a) is not type(b) or not isinstance(a, tuple) or len(a) != len(b):
+        return 0 if _same(a, b) else 1
+    return sum(_tokens_differ(x, y) for x, y in zip(a, b) if x is not y)
 
 
 def blame(history: list[Signature], signature: Signature) -> list[str]:

@@ -257,8 +257,9 @@ def _index(made: Any, key: tuple[Any, ...], closed: _closures.Closed, base_ref: 
         with contextlib.suppress(TypeError):  # a value whose hash fails: not shared
             if _CLOSURES.setdefault((*family, closed.key), made) is made:
                 _keep(made)
-    if earlier is not None and earlier is not made:
-        made._core._stats.made_again = _closures.why_not_shared(earlier._closed, closed)
+    if earlier is not None and earlier is not made and earlier._closed is not None and (
+            id(earlier) in _RECENT or any(ref() is not None for ref in earlier._closure_bases)):
+        made._core._stats.made_again = _closures.made_again(earlier._closed, closed)
 
 
 def _join(base: Any, key: tuple[Any, ...], closed: _closures.Closed, fn: Any) -> Any:
@@ -282,6 +283,7 @@ def _join(base: Any, key: tuple[Any, ...], closed: _closures.Closed, fn: Any) ->
         holder[key] = made
         made._closure_bases = [*(r for r in made._closure_bases if r() is not None), ref]
         made._joined = True
+        _LATEST[(key[0], key[1], closed.family)] = made
         if made._fn_ref() is None:
             made._fn_ref = ref
         _keep(made)
@@ -327,6 +329,18 @@ def after_trace(made: Any, fn: Any) -> None:
     if closed is not None and not _closures.matches(fn, closed):
         with _LOCK:
             _forget(made)
+
+
+def forget_closures() -> None:
+    """No function made from now on joins one made before (tests of their own); those made go on as they are."""
+    with _LOCK:
+        kept = list(_RECENT.values())
+        _RECENT.clear()
+        _CLOSURES.clear()
+        _LATEST.clear()
+    for made in kept:
+        if not any(ref() is not None for ref in made._closure_bases):
+            made._release()
 
 
 def _forget(made: Any) -> None:
@@ -411,4 +425,5 @@ class Transform(type):
             return find_or_make(cls, super().__call__, fn, args, kwargs)
 
 
-__all__ = ["ATTRIBUTE", "LIMIT", "Shared", "Transform", "clear_all", "find_or_make"]
+__all__ = ["ATTRIBUTE", "LIMIT", "RECENT", "Shared", "Transform", "after_trace", "clear_all", "find_or_make",
+           "forget_closures", "traced_function"]
