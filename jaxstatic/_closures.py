@@ -194,7 +194,7 @@ def why_not_shared(old: Closed, new: Closed | None) -> tuple[tuple[str, ...], st
         return (f"{old.name}: no longer the same function",), fix
     if not new.labels:
         return ((f"{new.name}: a new function of the same code (defined at {new.where}) on each call, compared by "
-                 "identity, as jax.jit compares it"),), "define it once, outside the loop or call that makes it"
+                 "identity, as jax.jit compares it"),), "Define it once, outside the loop or call that makes it"
     changes = [f"{new.name}'s closure: {c}" for c in _differences(old.labels, old.keys, new.labels, new.keys)]
     return tuple(changes or [f"{new.name}'s closure: {c}" for c in _unshareable(new.labels, new.keys)]), fix
 

@@ -206,10 +206,29 @@ def _static_distance(label: str, old: Any, new: Any) -> int:
 
 
 def _tokens_differ(a: Any, b: Any) -> int:
-    """Frozen keys compared token by token (a packed dict's values are one tuple token, compared item by item)."""
+    """Frozen keys compared leaf by leaf: a leaf is a type token and the value after it (a packed node's types and
+    values are two tuples, read side by side), and differs once whether its type, its value or both changed."""
     if type(a) is not type(b) or not isinstance(a, tuple) or len(a) != len(b):
         return 0 if _same(a, b) else 1
-    return sum(_tokens_differ(x, y) for x, y in zip(a, b) if x is not y)
+    far, i = 0, 0
+    while i < len(a):
+        x, y = a[i], b[i]
+        if _types(x) and _types(y) and i + 1 < len(a) and _paired(x, a[i + 1]) and _paired(y, b[i + 1]):
+            far += sum(not (_same(t, u) and _same(v, w)) for t, u, v, w in zip(x, y, a[i + 1], b[i + 1]))
+            i += 2
+        elif isinstance(x, type) and i + 1 < len(a) and not _same(x, y):
+            far, i = far + 1, i + 2  # another type: one leaf, whatever its value
+        else:
+            far, i = far + (0 if x is y else _tokens_differ(x, y)), i + 1
+    return far
+
+
+def _types(token: Any) -> bool:
+    return type(token) is tuple and all(isinstance(t, type) for t in token)
+
+
+def _paired(types: tuple[Any, ...], values: Any) -> bool:
+    return type(values) is tuple and len(values) == len(types)
 
 
 def blame(history: list[Signature], signature: Signature) -> list[str]:

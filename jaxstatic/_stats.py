@@ -196,8 +196,11 @@ class TraceStats:
             if limit is not None and self.traces + self.running >= limit:
                 why = None if record is None else "; ".join(record.changes) or record.reason
                 raise retrace_limit_error(self.function, limit, self.traces + self.running + 1, why)
-            for listener in _LISTENERS:  # no_retrace refuses the trace here, before the user's code runs
-                listener.before(self, "trace", self.traces + self.running + 1, record)
+            # a function made again traces for the first time, whatever its record says (no_retrace refuses the trace
+            # here, before the user's code runs)
+            told = None if record is not None and record.made_again else record
+            for listener in _LISTENERS:
+                listener.before(self, "trace", self.traces + self.running + 1, told)
             self.running += 1
             return record
 

@@ -176,7 +176,7 @@ def test_a_lambda_closing_over_nothing_rebuilt_in_a_loop_says_so() -> None:
     where = f"test_closures.py:{made[0].__wrapped__.__code__.co_firstlineno}"
     assert [str(r) for r in made[1].retraces] == [
         "<lambda> was traced anew (trace #1 of a function made again) because <lambda>: a new function of the same "
-        f"code (defined at {where}) on each call, compared by identity, as jax.jit compares it. define it once, "
+        f"code (defined at {where}) on each call, compared by identity, as jax.jit compares it. Define it once, "
         "outside the loop or call that makes it."]
 
 
