@@ -69,7 +69,7 @@ def _containers(statics: dict[str, Any]) -> dict[str, Any]:
         if type(value) not in _freeze.ATOMIC:
             try:
                 out[name] = _freeze.freeze(value)
-            except Exception:  # noqa: BLE001 - checked when the call was keyed; nothing to compare with then
+            except Exception:  # checked when the call was keyed: nothing to compare with then
                 continue
     return out
 
@@ -82,7 +82,7 @@ def _changed_by_body(stats: TraceStats, statics: dict[str, Any], before: dict[st
             new = _freeze.freeze(statics[name])
             if new != old:
                 stats.changed_by_body(name, old, new)
-        except Exception:  # noqa: BLE001 - a value the body made unfreezable: the next call says so itself
+        except Exception:  # a value the body made unfreezable: the next call says so itself
             continue
 
 

@@ -25,8 +25,14 @@ What is shared and what not:
 - plain Python functions (``types.FunctionType``), objects that live across calls (a callable instance with a
   ``__dict__`` that is no pytree, a jaxstatic ``custom_vjp``), and the jaxstatic transforms made over them with
   equal options, which are frozen as static values are (``1`` and ``True`` differ), spelled any way JAX reads alike
-  (``static_argnums=1`` or ``(1,)``, keywords in any order); options that cannot be frozen, and any other callable
-  (a ``functools.partial``, a bound method), make a function of their own;
+  (``static_argnums=1`` or ``(1,)``, keywords in any order), and ``functools.partial`` objects; options that cannot
+  be frozen, and any other callable (a bound method), make a function of their own;
+- a closure, a partial or a function with defaults made again (``js.jit(make_train(config))`` in a sweep): of the
+  same code, closing over values equal as static values are (``_closures``, read when it is wrapped), it joins the
+  transform made before (``_CLOSURES``), kept in its own ``__dict__`` too; the latest ``RECENT`` are kept after their
+  functions go, so that one made again after the last is dropped still finds them. One whose values changed since
+  it was made joins nothing, and its trace runs a function that still closes over the values it is shared under
+  (``traced_function``); one that cannot be joined says why at its first trace (``_closures.made_again``);
 - a function whose code, defaults or annotations were replaced in place since (a debugger, autoreload) finds a
   function made again, with the new signature;
 - transforms with state set after they are made (``custom_vjp``/``custom_jvp``, whose rules come later) are never
@@ -41,7 +47,7 @@ call made through any of its rebuilds, ``clear_cache()`` clears the programs the
 them together, so a ``jaxstatic.testing`` budget sees each trace once.
 
 Cost: building ``js.jit(f)`` again is one frozen key, one dict lookup and four identity tests (no signature read,
-no code generated).
+no code generated); a closure made again adds one read of what it closes over (``_closures``).
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from . import _extension
 from ._errors import retrace_limit_error
-from ._keys import Hashed
 from ._explain import Signature, blame
+from ._keys import Hashed
 
 if TYPE_CHECKING:
     from ._options import Options
