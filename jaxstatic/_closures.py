@@ -47,11 +47,7 @@ class Closed(NamedTuple):
     labels: tuple[str, ...]  # ``config``, ``lr (default)``, ``args[0]``
     keys: tuple[Any, ...]  # each value's key: a frozen key, a ``Nested`` function, or ``Blocked``
     holds: tuple[Any, ...]  # what the family's ids name (the code, the globals): alive while this is
-
-    @property
-    def key(self) -> tuple[Any, ...] | None:
-        """The key equal wrappers share, or None where a value cannot be static."""
-        return None if any(_blocked(k) for k in self.keys) else self.keys
+    key: tuple[Any, ...] | None  # the key equal wrappers share (``keys``), or None where a value cannot be static
 
 
 class Nested(NamedTuple):
@@ -83,7 +79,8 @@ def read(fn: Any) -> Closed | None:
         return None
     family, holds, name, labels, values = _identity(fn)
     seen = {id(fn): 0}
-    return Closed(family, name, _where(fn), labels, tuple(_key(v, seen, 1) for v in values), holds)
+    keys = tuple(_key(v, seen, 1) for v in values)
+    return Closed(family, name, _where(fn), labels, keys, holds, None if any(map(_blocked, keys)) else keys)
 
 
 def _identity(fn: Any) -> tuple[tuple[int, ...], tuple[Any, ...], str, tuple[str, ...], tuple[Any, ...]]:
