@@ -184,3 +184,31 @@ def test_a_jaxstatic_budget_sees_one_trace_over_rebuilt_closures() -> None:
     with js.testing.expect_traces(n=1):
         for _ in range(3):
             js.jit(make_train({"LR": 0.3, "T": 2}))(X)
+
+
+def test_closures_over_closures_share_when_those_are_equal(hit_path: str) -> None:
+    def make(config: dict[str, Any]) -> Any:
+        def scale(x: jax.Array) -> jax.Array:
+            return x * config["LR"]
+
+        def countdown(n: int) -> int:  # closes over itself
+            return n if n <= 0 else countdown(n - 1)
+
+        def train(x: jax.Array) -> jax.Array:
+            return scale(x) + countdown(2) + config["T"]
+
+        return train
+
+    made = [js.jit(make({"LR": 2.0, "T": 1, "path": hit_path})) for _ in range(3)]
+    assert [float(f(X)[0]) for f in made] == [3.0, 3.0, 3.0]
+    assert [f.trace_count for f in made] == [1, 1, 1]
+
+
+def test_the_same_code_over_other_globals_is_another_function() -> None:
+    import types
+
+    train = make_train({"LR": 1.0, "T": 1, "test": "globals"})
+    other = types.FunctionType(train.__code__, dict(train.__globals__), train.__name__, None, train.__closure__)
+    a, b = js.jit(train), js.jit(other)
+    a(X), b(X)
+    assert a._core is not b._core and b.trace_count == 1
