@@ -233,9 +233,11 @@ def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, 
 
 # Transforms of closures, by (transform class, options, family, closed-over key): a function of the same code closing
 # over equal values joins the one found. Weak: a transform lives while a function holding it (in its ``__dict__``)
-# does. ``_LATEST`` holds the latest made per family, to say why the next one could not join it.
+# does. ``_LATEST`` holds what the latest made per family closes over (bounded, ``LATEST`` families), to say why the
+# next one could not join it, though the function is gone (``js.jit(lambda ...)(x)`` in a loop).
 _CLOSURES: weakref.WeakValueDictionary[Any, Any] = weakref.WeakValueDictionary()
-_LATEST: weakref.WeakValueDictionary[Any, Any] = weakref.WeakValueDictionary()
+_LATEST: collections.OrderedDict[Any, _closures.Closed] = collections.OrderedDict()
+LATEST = 256
 # The latest shared ones, kept after their functions are gone: ``js.jit(make_train(config))(rng)`` in a sweep or a
 # notebook cell run again drops each function before the next is made. Bounded; the oldest is released first.
 _RECENT: collections.OrderedDict[int, Any] = collections.OrderedDict()
@@ -258,14 +260,21 @@ def _index(made: Any, key: tuple[Any, ...], closed: _closures.Closed, base_ref: 
     made._closed, made._closure_bases, made._joined = closed, [base_ref], False
     family = (key[0], key[1], closed.family)
     earlier = _LATEST.get(family)
-    _LATEST[family] = made
+    _latest(family, closed)
     if closed.key is not None and closed.labels:  # a function closing over nothing is itself, as for jax.jit
         with contextlib.suppress(TypeError):  # a value whose hash fails: not shared
             if _CLOSURES.setdefault((*family, closed.key), made) is made:
                 _keep(made)
-    if earlier is not None and earlier is not made and earlier._closed is not None and (
-            id(earlier) in _RECENT or any(ref() is not None for ref in earlier._closure_bases)):
-        made._core._stats.made_again = _closures.made_again(earlier._closed, closed)
+    if earlier is not None:
+        made._core._stats.made_again = _closures.made_again(earlier, closed)
+
+
+def _latest(family: tuple[Any, ...], closed: _closures.Closed) -> None:
+    """``closed`` the latest of its family (under ``_LOCK``); the oldest family forgotten past ``LATEST``."""
+    _LATEST[family] = closed
+    _LATEST.move_to_end(family)
+    while len(_LATEST) > LATEST:
+        _LATEST.popitem(last=False)
 
 
 def _join(base: Any, key: tuple[Any, ...], closed: _closures.Closed, fn: Any) -> Any:
@@ -289,7 +298,7 @@ def _join(base: Any, key: tuple[Any, ...], closed: _closures.Closed, fn: Any) ->
         holder[key] = made
         made._closure_bases = [*(r for r in made._closure_bases if r() is not None), ref]
         made._joined = True
-        _LATEST[(key[0], key[1], closed.family)] = made
+        _latest((key[0], key[1], closed.family), closed)
         if made._fn_ref() is None:
             made._fn_ref = ref
         _keep(made)
@@ -352,10 +361,9 @@ def forget_closures() -> None:
 def _forget(made: Any) -> None:
     """``made`` no longer takes functions joining it."""
     _RECENT.pop(id(made), None)
-    for index in (_CLOSURES, _LATEST):
-        for k, v in list(index.items()):
-            if v is made:
-                del index[k]
+    for k, v in list(_CLOSURES.items()):
+        if v is made:
+            del _CLOSURES[k]
     made._closed = None
 
 

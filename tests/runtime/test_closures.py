@@ -212,3 +212,11 @@ def test_the_same_code_over_other_globals_is_another_function() -> None:
     a, b = js.jit(train), js.jit(other)
     a(X), b(X)
     assert a._core is not b._core and b.trace_count == 1
+
+
+def test_a_lambda_made_and_called_in_a_loop_is_explained_though_the_earlier_one_is_gone() -> None:
+    with js.testing.trace_log() as log:
+        for _ in range(2):
+            js.jit(lambda x: x * 3)(X)
+    assert [event.explanation.split(" (defined at")[0] for event in log] == [
+        "the first", "because <lambda>: a new function of the same code"]
