@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 import jaxstatic as js
-from jaxstatic import Static
+from jaxstatic import Static, _shared
 
 x = jnp.arange(3.0)
 
@@ -591,6 +591,7 @@ def _plugin_verdicts() -> dict[tuple[str, str], bool]:
 
 
 def _warns_at_run_time(case: SignatureCase) -> bool:
+    _shared.forget_closures()  # each case's function its own, though the same code closes over an equal function
     with hidden_warnings() as found:
         fn = case.build()
         if case.raises is None:
