@@ -113,7 +113,8 @@ def _key(cls: type, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
     inner = fn.__dict__.get("_shared_as") if isinstance(type(fn), Transform) else None
     if inner is not None:
         base_ref, inner_key = inner
-        base = base_ref()
+        # over a transform closures share (``_closures``): kept in this handle's own closure, which it lives with
+        base = fn._keep if "_closure_bases" in fn.__dict__ else base_ref()
         if base is None:
             return None
     elif type(fn) is types.FunctionType or type(fn) is functools.partial or _keeps(fn):

@@ -220,3 +220,13 @@ def test_a_lambda_made_and_called_in_a_loop_is_explained_though_the_earlier_one_
             js.jit(lambda x: x * 3)(X)
     assert [event.explanation.split(" (defined at")[0] for event in log] == [
         "the first", "because <lambda>: a new function of the same code"]
+
+
+def test_a_jit_over_a_vmap_of_equal_closures_keeps_its_programs_while_it_lives() -> None:
+    made = []
+    for _ in range(3):
+        made.append(js.jit(js.vmap(make_train({"LR": 2.0, "T": 1, "test": "stack"}))))
+        assert made[-1](X[:, None]).tolist() == [[3.0], [3.0], [3.0]]
+        del made[:-1]  # the earlier closure goes: the jit over this one keeps its programs
+        assert made[-1](X[:, None]).tolist() == [[3.0], [3.0], [3.0]]
+        assert made[-1].trace_count == 1 and made[-1].retraces == ()
