@@ -32,7 +32,9 @@ What is shared and what not:
   transform made before (``_CLOSURES``), kept in its own ``__dict__`` too; the latest ``RECENT`` are kept after their
   functions go, so that one made again after the last is dropped still finds them. One whose values changed since
   it was made joins nothing, and its trace runs a function that still closes over the values it is shared under
-  (``traced_function``); one that cannot be joined says why at its first trace (``_closures.made_again``);
+  (``traced_function``); one that cannot be joined says why at its first trace (``_closures.made_again``). A
+  transform over one that closures share (``js.jit(js.vmap(make_train(config)))``) is kept in the handle's own
+  closure: one per closure, released with it;
 - a function whose code, defaults or annotations were replaced in place since (a debugger, autoreload) finds a
   function made again, with the new signature;
 - transforms with state set after they are made (``custom_vjp``/``custom_jvp``, whose rules come later) are never
