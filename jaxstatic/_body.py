@@ -35,7 +35,8 @@ def traced_body(hooks: Hooks, stats: TraceStats, why_again: Callable[[Any], str]
     def body(*dyn: Any, **dynkw: Any) -> Any:
         # the function itself, unless a decorator hides Static parameters; read at each trace (a call runs
         # through an object holding it), never held by the program
-        call = _hidden.explaining(hooks._fn, layout.static, transform)
+        fn = hooks._traced_fn()
+        call = _hidden.explaining(fn, layout.static, transform)
         statics = statics_of(plan, slot)
         dynamic: dict[str, Any] = dict(zip(named, dyn))
         if varpos is not None:
@@ -48,12 +49,41 @@ def traced_body(hooks: Hooks, stats: TraceStats, why_again: Callable[[Any], str]
         if jit_disabled() or getattr(slot.local, "eager", False):  # eager: shard_map's body over concrete shards
             return _lane.eager(stats, call, call_args, call_kwargs)
         signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)), dynamic.items())
+        before = _containers(statics)
         # counted in the body itself (``TraceStats.tracing``), as the lane's body is
         with stats.tracing(signature, why_again(key)):
-            return call(*call_args, **call_kwargs)
+            out = call(*call_args, **call_kwargs)
+        hooks._after_trace(fn)
+        if before:
+            _changed_by_body(stats, statics, before)
+        return out
 
     _naming.name_program(body, hooks._fn, hooks._name, _program_signature(named, varpos, varkw))
     return body
+
+
+def _containers(statics: dict[str, Any]) -> dict[str, Any]:
+    """The keys of the static values a body could change in place (containers, objects): frozen before it runs."""
+    out = {}
+    for name, value in statics.items():
+        if type(value) not in _freeze.ATOMIC:
+            try:
+                out[name] = _freeze.freeze(value)
+            except Exception:  # checked when the call was keyed: nothing to compare with then
+                continue
+    return out
+
+
+def _changed_by_body(stats: TraceStats, statics: dict[str, Any], before: dict[str, Any]) -> None:
+    """A body that wrote into its own static value (``config["NUM_UPDATES"] = ...``): the caller's value no longer
+    matches the key its program was made for. Told now, and the retrace it causes is put on the body."""
+    for name, old in before.items():
+        try:
+            new = _freeze.freeze(statics[name])
+            if new != old:
+                stats.changed_by_body(name, old, new)
+        except Exception:  # a value the body made unfreezable: the next call says so itself
+            continue
 
 
 def statics_of(plan: Plan, slot: Slot) -> dict[str, Any]:

@@ -42,7 +42,8 @@ class NonArrayArgumentError(JaxstaticError, TypeError):
 
 
 class StaticMismatchError(JaxstaticError, TypeError):
-    """An ahead-of-time compiled function was called with static values other than those it was compiled for."""
+    """An ahead-of-time compiled function was called with static values other than those it was compiled for; or a
+    closure sharing its programs with equal closures traced after its closed-over values changed."""
 
 
 class RetraceError(JaxstaticError, RuntimeError):
@@ -82,6 +83,17 @@ def option_error(option: str, function: str | None, problem: str, fix: str) -> O
     one of its parameters.``"""
     where = f"{option} of {function}" if function is not None else option
     return OptionError(f"jaxstatic: {where} {problem}. {fix}")
+
+
+def closure_changed_error(name: str, where: str, changes: tuple[str, ...]) -> StaticMismatchError:
+    """A function shared with functions of the same code closing over equal values, whose closed-over values
+    changed after the transform was made (``_closures``)."""
+    return StaticMismatchError(
+        f"{name} (defined at {where}) shares its programs with functions of the same code that closed over equal "
+        f"values when the transform was made, but its own changed since: {'; '.join(changes)}. A closure's values "
+        "are read when the transform is made, as a Static parameter's are at each call: apply the transform after "
+        "changing them, or copy a value before changing it; or make it a Static parameter "
+        "(docs/migration.md#a-config-held-in-a-closure).")
 
 
 def retrace_limit_error(function: str, max_traces: int, number: int, why: str | None) -> RetraceError:

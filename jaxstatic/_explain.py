@@ -8,8 +8,8 @@ again. A retrace is explained by comparing its signature with the most similar e
 so the blame lands on the parameter (or the setting) that changed.
 
 Explaining never breaks a call and its cost is bounded: choosing the most similar trace costs one equality test per
-parameter and earlier trace, whatever the number of retraces; only the chosen one is put in words (``_keytext``,
-and inside objects and pytree nodes ``_object_diff``).
+parameter and earlier trace (and, for a static value that differs, a count of the paths that differ), over the last
+64 traces; only the chosen one is put in words (``_keytext``, and inside objects and pytree nodes ``_object_diff``).
 Anything that fails while explaining (a user ``__eq__`` or ``__repr__`` that raises) gives a plainer explanation.
 """
 
@@ -210,8 +210,9 @@ def _same(a: object, b: object) -> bool:
 
 
 def _distance(new: Signature, old: Signature) -> int:
-    """How far apart two traces are, from equality tests alone: a changed leaf or static value counts 1, a changed
-    pytree structure or an argument given or left out counts 2."""
+    """How far apart two traces are, over all parameters together: each changed leaf of a dynamic value counts 1,
+    each changed path of a static value 1 (``_static_distance``), a changed pytree structure or an argument given or
+    left out 2."""
     far = 0
     for label in new.keys() | old.keys():
         a, b = old.get(label), new.get(label)
@@ -221,9 +222,44 @@ def _distance(new: Signature, old: Signature) -> int:
             continue
         elif isinstance(a, DynamicSig) and isinstance(b, DynamicSig) and a.treedef == b.treedef:
             far += sum(map(_leaf_differs, a.leaves, b.leaves))
+        elif isinstance(a, StaticSig) and isinstance(b, StaticSig):
+            far += _static_distance(label, a.key, b.key)
         else:
             far += 2 if isinstance(a, DynamicSig) else 1
     return far
+
+
+def _static_distance(label: str, old: Any, new: Any) -> int:
+    """How many leaves of a static value differ (``cfg['LR']`` and ``cfg['T']``: 2), at least 1, from equality
+    tests alone (nothing put in words): a sweep's retrace is compared with the trace that differs in fewest
+    settings, not the latest one. Only retraces pay it."""
+    return max(1, _tokens_differ(getattr(old, "key", old), getattr(new, "key", new)))
+
+
+def _tokens_differ(a: Any, b: Any) -> int:
+    """Frozen keys compared leaf by leaf: a leaf is a type token and the value after it (a packed node's types and
+    values are two tuples, read side by side), and differs once whether its type, its value or both changed."""
+    if type(a) is not type(b) or not isinstance(a, tuple) or len(a) != len(b):
+        return 0 if _same(a, b) else 1
+    far, i = 0, 0
+    while i < len(a):
+        x, y = a[i], b[i]
+        if _types(x) and _types(y) and i + 1 < len(a) and _paired(x, a[i + 1]) and _paired(y, b[i + 1]):
+            far += sum(not (_same(t, u) and _same(v, w)) for t, u, v, w in zip(x, y, a[i + 1], b[i + 1]))
+            i += 2
+        elif isinstance(x, type) and i + 1 < len(a) and not _same(x, y):
+            far, i = far + 1, i + 2  # another type: one leaf, whatever its value
+        else:
+            far, i = far + (0 if x is y else _tokens_differ(x, y)), i + 1
+    return far
+
+
+def _types(token: Any) -> bool:
+    return type(token) is tuple and all(isinstance(t, type) for t in token)
+
+
+def _paired(types: tuple[Any, ...], values: Any) -> bool:
+    return type(values) is tuple and len(values) == len(types)
 
 
 def blame(history: list[Signature], signature: Signature) -> list[str]:

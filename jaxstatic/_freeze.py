@@ -330,6 +330,12 @@ def is_array(value: object) -> bool:
     return isinstance(value, (jax.Array, np.ndarray, jax.core.Tracer))
 
 
+def compared_by_identity(t: type) -> bool:
+    """Whether instances of ``t`` keep ``object``'s own ``__eq__`` and ``__hash__`` (an environment, a trainer):
+    not a class, function or module, whose identity is what they are."""
+    return t not in ATOMIC and not issubclass(t, type) and class_info(t)[0] is _IDENTITY
+
+
 def shaped(value: Any) -> str:
     """``float32[3,4]``: an array's dtype and shape, as retrace explanations print them."""
     return f"{value.dtype}[{','.join(map(str, value.shape))}]"
@@ -350,4 +356,4 @@ def class_name(t: type) -> str:
 
 
 __all__ = ["ATOMIC", "CONTAINER", "RECORD", "Hashed", "Unfreezable", "class_info", "class_name",
-           "freeze", "is_array", "is_container", "is_immutable", "shaped", "size", "thaw", "type_name"]
+           "compared_by_identity", "freeze", "is_array", "is_container", "is_immutable", "shaped", "size", "thaw", "type_name"]

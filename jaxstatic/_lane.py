@@ -126,7 +126,8 @@ class Lane:
 
         def body(*args: Any, **kwargs: Any) -> Any:
             # read at each trace (a call runs through an object holding the function), never held by the program
-            call = _hidden.explaining(owner._hooks._fn, layout.static)
+            fn = owner._hooks._traced_fn()
+            call = _hidden.explaining(fn, layout.static)
             if jit_disabled():
                 return eager(stats, call, args, kwargs)
             _typecheck.check(owner._hooks._fn, owner._name, plan.static_values(args, kwargs))  # JAX's miss: new values
@@ -136,6 +137,7 @@ class Lane:
             # counted in the body itself (``TraceStats.tracing``), as the general path's body is
             with stats.tracing(signature, owner._why_again(key)):
                 out = call(*args, **kwargs)
+            owner._hooks._after_trace(fn)
             self.traced(key)
             return out
 

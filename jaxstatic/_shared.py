@@ -25,8 +25,16 @@ What is shared and what not:
 - plain Python functions (``types.FunctionType``), objects that live across calls (a callable instance with a
   ``__dict__`` that is no pytree, a jaxstatic ``custom_vjp``), and the jaxstatic transforms made over them with
   equal options, which are frozen as static values are (``1`` and ``True`` differ), spelled any way JAX reads alike
-  (``static_argnums=1`` or ``(1,)``, keywords in any order); options that cannot be frozen, and any other callable
-  (a ``functools.partial``, a bound method), make a function of their own;
+  (``static_argnums=1`` or ``(1,)``, keywords in any order), and ``functools.partial`` objects; options that cannot
+  be frozen, and any other callable (a bound method), make a function of their own;
+- a closure, a partial or a function with defaults made again (``js.jit(make_train(config))`` in a sweep): of the
+  same code, closing over values equal as static values are (``_closures``, read when it is wrapped), it joins the
+  transform made before (``_CLOSURES``), kept in its own ``__dict__`` too; the latest ``RECENT`` are kept after their
+  functions go, so that one made again after the last is dropped still finds them. One whose values changed since
+  it was made joins nothing, and its trace runs a function that still closes over the values it is shared under
+  (``traced_function``); one that cannot be joined says why at its first trace (``_closures.made_again``). A
+  transform over one that closures share (``js.jit(js.vmap(make_train(config)))``) is kept in the handle's own
+  closure: one per closure, released with it;
 - a function whose code, defaults or annotations were replaced in place since (a debugger, autoreload) finds a
   function made again, with the new signature;
 - transforms with state set after they are made (``custom_vjp``/``custom_jvp``, whose rules come later) are never
@@ -41,11 +49,13 @@ call made through any of its rebuilds, ``clear_cache()`` clears the programs the
 them together, so a ``jaxstatic.testing`` budget sees each trace once.
 
 Cost: building ``js.jit(f)`` again is one frozen key, one dict lookup and four identity tests (no signature read,
-no code generated).
+no code generated); a closure made again adds one read of what it closes over (``_closures``).
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import functools
 import operator
 import sys
@@ -57,7 +67,8 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 
-from . import _compat, _freeze
+from . import _closures, _compat, _freeze
+from ._errors import closure_changed_error
 from ._options import as_tuple
 
 ATTRIBUTE = "_jaxstatic_shared"
@@ -104,10 +115,11 @@ def _key(cls: type, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
     inner = fn.__dict__.get("_shared_as") if isinstance(type(fn), Transform) else None
     if inner is not None:
         base_ref, inner_key = inner
-        base = base_ref()
+        # over a transform closures share (``_closures``): kept in this handle's own closure, which it lives with
+        base = fn._keep if "_closure_bases" in fn.__dict__ else base_ref()
         if base is None:
             return None
-    elif type(fn) is types.FunctionType or _keeps(fn):
+    elif type(fn) is types.FunctionType or type(fn) is functools.partial or _keeps(fn):
         base, inner_key = fn, None
     else:
         return None
@@ -179,8 +191,10 @@ def _holder(base: Any, create: bool) -> Shared | None:
 def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, ...],
                  kwargs: dict[str, Any]) -> Any:
     """The transformed function ``cls(fn, *args, **kwargs)``: the one made before with this function and equal
-    options, else ``make(fn, *args, **kwargs)`` (kept for the next rebuild where it can be)."""
+    options, or with a function of the same code closing over equal values (``_closures``); else
+    ``make(fn, *args, **kwargs)`` (kept for the next rebuild where it can be)."""
     found = _key(cls, fn, args, kwargs)
+    closed = None
     if found is not None:
         base, key = found
         version = _version(base)
@@ -190,6 +204,11 @@ def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, 
             if holder is not None and made is not None and _same(made._version, version):
                 holder[key] = made  # the most recently used last
                 return made._handle(fn)
+        closed = _closures.read(base) if key[2] is None else None
+        if closed is not None:
+            joined = _join(base, key, closed, fn)
+            if joined is not None:
+                return joined
     made = make(fn, *args, **kwargs)
     made._made = (args, kwargs)  # what pickling by value rebuilds it from, with its function
     if found is None:
@@ -207,10 +226,148 @@ def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, 
             # function and the arrays it captured alive); the handle returned holds it.
             made._shared_as, made._version, made._base_ref = (base_ref, key), version, base_ref
             made._fn_ref, made._keep = weakref.ref(made._keep), None
+            if closed is not None:
+                _index(made, key, closed, base_ref)
         made = shared
         while len(holder) > LIMIT:
             del holder[next(iter(holder))]
         return made._handle(fn)
+
+
+# Transforms of closures, by (transform class, options, family, closed-over key): a function of the same code closing
+# over equal values joins the one found. Weak: a transform lives while a function holding it (in its ``__dict__``)
+# does. ``_LATEST`` holds what the latest made per family closes over (bounded, ``LATEST`` families), to say why the
+# next one could not join it, though the function is gone (``js.jit(lambda ...)(x)`` in a loop).
+_CLOSURES: weakref.WeakValueDictionary[Any, Any] = weakref.WeakValueDictionary()
+_LATEST: collections.OrderedDict[Any, _closures.Closed] = collections.OrderedDict()
+LATEST = 256
+# The latest shared ones, kept after their functions are gone: ``js.jit(make_train(config))(rng)`` in a sweep or a
+# notebook cell run again drops each function before the next is made. Bounded; the oldest is released first.
+_RECENT: collections.OrderedDict[int, Any] = collections.OrderedDict()
+RECENT = 32
+
+
+def _keep(made: Any) -> None:
+    """``made`` kept as one of the ``RECENT`` latest shared, the oldest let go of (under ``_LOCK``)."""
+    _RECENT[id(made)] = made
+    _RECENT.move_to_end(id(made))
+    while len(_RECENT) > RECENT:
+        _, old = _RECENT.popitem(last=False)
+        if not any(ref() is not None for ref in old._closure_bases):
+            old._release()
+
+
+def _index(made: Any, key: tuple[Any, ...], closed: _closures.Closed, base_ref: weakref.ref[Any]) -> None:
+    """Make ``made`` the transform that functions closing over values equal to ``closed`` join (under ``_LOCK``);
+    where an earlier one of the same code could not be joined, say why at its first trace."""
+    made._closed, made._closure_bases, made._joined = closed, [base_ref], False
+    family = (key[0], key[1], closed.family)
+    earlier = _LATEST.get(family)
+    _latest(family, closed)
+    if closed.key is not None and closed.labels:  # a function closing over nothing is itself, as for jax.jit
+        with contextlib.suppress(TypeError):  # a value whose hash fails: not shared
+            if _CLOSURES.setdefault((*family, closed.key), made) is made:
+                _keep(made)
+    if earlier is not None:
+        made._core._stats.made_again = _closures.made_again(earlier, closed)
+
+
+def _latest(family: tuple[Any, ...], closed: _closures.Closed) -> None:
+    """``closed`` the latest of its family (under ``_LOCK``); the oldest family forgotten past ``LATEST``."""
+    _LATEST[family] = closed
+    _LATEST.move_to_end(family)
+    while len(_LATEST) > LATEST:
+        _LATEST.popitem(last=False)
+
+
+def _join(base: Any, key: tuple[Any, ...], closed: _closures.Closed, fn: Any) -> Any:
+    """A handle over the transform of a function closing over values equal to ``closed``'s, kept in ``base`` too;
+    None where there is none."""
+    if closed.key is None:
+        return None
+    with _LOCK:
+        try:
+            made = _CLOSURES.get((key[0], key[1], closed.family, closed.key))
+        except TypeError:
+            return None
+        if made is None or not _current(made):
+            return None
+        try:
+            ref = weakref.ref(base, functools.partial(_released, weakref.ref(made)))
+        except TypeError:
+            return None
+        holder = _holder(base, create=True)
+        assert holder is not None
+        holder[key] = made
+        made._closure_bases = [*(r for r in made._closure_bases if r() is not None), ref]
+        made._joined = True
+        _latest((key[0], key[1], closed.family), closed)
+        if made._fn_ref() is None:
+            made._fn_ref = ref
+        _keep(made)
+        return made._handle(fn)
+
+
+def _current(made: Any) -> bool:
+    """Whether the functions ``made`` is kept in (if any lives) still close over the values it is shared under;
+    if not, it is forgotten (under ``_LOCK``)."""
+    closed = made.__dict__.get("_closed")
+    live = [fn for ref in made._closure_bases if (fn := ref()) is not None]
+    if closed is not None and (not live or any(_closures.matches(fn, closed) for fn in live)):
+        return True
+    _forget(made)
+    return False
+
+
+def traced_function(made: Any) -> Any:
+    """The function a trace of ``made`` runs: one of its live handles' whose closed-over values are still those it
+    is shared under (a cell rebound or a dict changed since it was made are not). None matches: a transform never
+    joined is no longer shared, and runs its function as it is now (as ``jax.jit`` would); one joined by functions
+    of other wrappers raises, naming what changed."""
+    closed = made.__dict__.get("_closed")
+    fn = made._fn
+    if closed is None or closed.key is None:
+        return fn
+    functions = [h._keep for h in made._core._alive()] or [fn]
+    for one in functions:
+        if _closures.matches(one, closed):
+            return one
+    now = _closures.read(functions[0])
+    if not made._joined:
+        with _LOCK:
+            _forget(made)
+        return functions[0]
+    raise closure_changed_error(closed.name, closed.where, _closures.why_not_shared(closed, now)[0])
+
+
+def after_trace(made: Any, fn: Any) -> None:
+    """A trace of ``made`` ran ``fn``: where it changed what ``fn`` closes over (a counter or log appended to), the
+    programs depend on more than the values it is shared under, and no function joins it any more."""
+    closed = made.__dict__.get("_closed")
+    if closed is not None and not _closures.matches(fn, closed):
+        with _LOCK:
+            _forget(made)
+
+
+def forget_closures() -> None:
+    """No function made from now on joins one made before (tests of their own); those made go on as they are."""
+    with _LOCK:
+        kept = list(_RECENT.values())
+        _RECENT.clear()
+        _CLOSURES.clear()
+        _LATEST.clear()
+    for made in kept:
+        if not any(ref() is not None for ref in made._closure_bases):
+            made._release()
+
+
+def _forget(made: Any) -> None:
+    """``made`` no longer takes functions joining it."""
+    _RECENT.pop(id(made), None)
+    for k, v in list(_CLOSURES.items()):
+        if v is made:
+            del _CLOSURES[k]
+    made._closed = None
 
 
 def _own(made: Any, fn: Any) -> Any:
@@ -230,6 +387,13 @@ def _released(core: weakref.ref[Any], _: Any, finalizing: Callable[[], bool] = s
     """The function a transform was kept in is gone: its programs go with it (``Programs._release``)."""
     found = core()
     if found is not None and not finalizing():  # at exit, JAX's own modules may be gone already
+        bases = found.__dict__.get("_closure_bases")
+        alive = [ref for ref in bases if ref() is not None] if bases else None
+        if alive:  # another function closing over equal values holds it still
+            found._closure_bases, found._fn_ref = alive, alive[0]
+            return
+        if id(found) in _RECENT:  # kept for the next function closing over equal values
+            return
         found._release()
 
 
@@ -244,6 +408,10 @@ def clear_all() -> None:
         made = [f for holder in holders for f in holder.values()]
         for holder in holders:
             holder.clear()
+        _CLOSURES.clear()
+        _LATEST.clear()
+        made.extend(_RECENT.values())
+        _RECENT.clear()
     for f in made:
         f.clear_cache()
 
@@ -274,4 +442,5 @@ class Transform(type):
             return find_or_make(cls, super().__call__, fn, args, kwargs)
 
 
-__all__ = ["ATTRIBUTE", "LIMIT", "Shared", "Transform", "clear_all", "find_or_make"]
+__all__ = ["ATTRIBUTE", "LIMIT", "RECENT", "Shared", "Transform", "after_trace", "clear_all", "find_or_make",
+           "forget_closures", "traced_function"]

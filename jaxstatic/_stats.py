@@ -13,11 +13,12 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from . import _extension
 from ._errors import retrace_limit_error
 from ._explain import Signature, blame
+from ._keys import Hashed
 
 if TYPE_CHECKING:
     from ._options import Options
@@ -59,8 +60,14 @@ class Retrace:
     reason: str = DROPPED
     """Why no earlier program was reused: ``CHANGED`` when ``changes`` says what changed; otherwise the reason
     found, with arguments equal to an earlier trace's."""
+    made_again: str = ""
+    """For the first trace of a function made again (a closure of the same code) that could not share the programs
+    of the one made before it: why, and the fix; ``changes`` says what it closes over differently."""
 
     def __str__(self) -> str:
+        if self.made_again:
+            return (f"{self.function} was traced anew (trace #{self.trace_number} of a function made again) because "
+                    + "; ".join(self.changes) + f". {self.made_again}.")
         if self.reason == CLEARED:
             return (f"{self.function} was traced again (trace #{self.trace_number}) after clear_cache(), which "
                     "released the earlier programs and the values they were traced with: nothing is left to "
@@ -173,19 +180,27 @@ class TraceStats:
         self._cleared = False  # clear_cache() emptied the history: the next retrace is explained by that
         self.transforms: tuple[str, ...] = ()  # set by the transform: ("jit", "vmap") for js.jit(js.vmap(f))
         self.site = ""  # set by the transform: where the function was defined (site_of), as reports tell it apart
+        # set by ``_shared`` for a closure made again that could not share the programs of the one made before it:
+        # what differs and the fix, told at its first trace
+        self.made_again: tuple[tuple[str, ...], str] | None = None
+        # static values a body changed in place, by parameter: (key before, key after, the trace that changed it)
+        self._by_body: dict[str, tuple[Any, Any, int]] = {}
         _REGISTRY.add(self)
 
     def begin_trace(self, signature: Signature, reason: str = DROPPED) -> Retrace | None:
         """Called from inside the traced body, before the user's code. Raises ``RetraceError`` past ``max_traces``;
         returns the retrace record to ``end_trace`` once the body has returned."""
         with self.lock:
-            record = self._explain(signature, reason) if self.traces + self.running else None
+            record = self._explain(signature, reason) if self.traces + self.running else self._first()
             limit = self.options.max_traces
             if limit is not None and self.traces + self.running >= limit:
                 why = None if record is None else "; ".join(record.changes) or record.reason
                 raise retrace_limit_error(self.function, limit, self.traces + self.running + 1, why)
-            for listener in _LISTENERS:  # no_retrace refuses the trace here, before the user's code runs
-                listener.before(self, "trace", self.traces + self.running + 1, record)
+            # a function made again traces for the first time, whatever its record says (no_retrace refuses the trace
+            # here, before the user's code runs)
+            told = None if record is not None and record.made_again else record
+            for listener in _LISTENERS:
+                listener.before(self, "trace", self.traces + self.running + 1, told)
             self.running += 1
             return record
 
@@ -244,7 +259,43 @@ class TraceStats:
         if not self._history:  # cleared (or the first trace still running): nothing left to compare with
             return Retrace(self.function, number, (), CLEARED if self._cleared else DROPPED)
         changes = tuple(blame(self._history, signature))
+        if self._by_body:
+            changes = self._on_body(signature, changes)
         return Retrace(self.function, number, changes, CHANGED if changes else reason)
+
+    def changed_by_body(self, name: str, before: Any, after: Any) -> None:
+        """The body of trace ``self.traces`` changed its static value ``name`` in place: told now (a warning of the
+        ``jaxstatic`` logger), and the retrace that the changed value causes is put on the body."""
+        with self.lock:
+            number = self.traces
+            self._by_body[name] = (before, after, number)
+        logger.warning("%s", "; ".join(self._body_changes(name, before, after, number)))
+
+    def _body_changes(self, name: str, before: Any, after: Any, number: int) -> list[str]:
+        from ._explain import diff
+
+        fix = (f"{self.function}'s own body changed its Static parameter {name!r} in place while trace #{number} "
+               f"ran, so the caller's value no longer matches the key of the program made for it; copy it before "
+               f"changing it ({name} = dict({name}), or copy.copy)")
+        return [f"{line} by the body, not the caller ({fix})" for line in diff(name, before, after)]
+
+    def _on_body(self, signature: Signature, changes: tuple[str, ...]) -> tuple[str, ...]:
+        """``changes``, with those of a static value the body changed (``changed_by_body``) put on the body."""
+        out = list(changes)
+        for name, (before, after, number) in self._by_body.items():
+            new = getattr(signature.get(name), "key", None)
+            if (new.key if type(new) is Hashed else new) == after:
+                out = [c for c in out if not (c.startswith(name + "[") or c.startswith(name + ":")
+                                              or c.startswith(name + "."))]
+                out.extend(self._body_changes(name, before, after, number))
+        return tuple(out)
+
+    def _first(self) -> Retrace | None:
+        """The first trace's record: a closure made again that shares nothing with the one made before it."""
+        if self.made_again is None or self._cleared:
+            return None
+        changes, why = self.made_again
+        return Retrace(self.function, 1, changes, CHANGED, why)
 
     def cache_info(self) -> CacheInfo:
         # itertools.count has no peek: read its repr (the extension's Counter reads the same), exact and lock-free.

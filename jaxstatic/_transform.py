@@ -105,6 +105,16 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
             keep = self._fn_ref()
         return keep
 
+    def _traced_fn(self) -> Callable[..., Any]:
+        """The function a trace runs: ``_fn``, or, for a transform shared by closures of equal values, one whose
+        values are still those (``_shared.traced_function``)."""
+        return _shared.traced_function(self) if self.__dict__.get("_closed") is not None else self._fn
+
+    def _after_trace(self, fn: Callable[..., Any]) -> None:
+        """A trace ran ``fn``: a transform shared by closures checks they are unchanged (``_shared.after_trace``)."""
+        if self.__dict__.get("_closed") is not None:
+            _shared.after_trace(self, fn)
+
     @property
     def __wrapped__(self) -> Callable[..., Any]:
         """The function transformed (``functools.update_wrapper``'s attribute, read through ``_fn``: a shared core

@@ -25,7 +25,7 @@ from typing import BinaryIO, TextIO
 import libcst as cst
 from libcst.codemod import CodemodContext
 
-from . import _dataclass, _donate, _jit
+from . import _closure, _dataclass, _donate, _jit
 from ._common import ALIASES, CONVERTED, LEAVE, STRICT, Rule, Site, free_names
 from ._files import (
     KEY,
@@ -39,7 +39,7 @@ from ._files import (
 )
 from ._jit import Unrecognised
 
-RULES: tuple[type[Rule], ...] = (*_jit.RULES, *_dataclass.RULES, *_donate.RULES, Unrecognised)
+RULES: tuple[type[Rule], ...] = (*_jit.RULES, *_closure.RULES, *_dataclass.RULES, *_donate.RULES, Unrecognised)
 
 
 def migrate_source(source: str | bytes, path: str, elsewhere: Elsewhere | None = None, strict: bool = False

@@ -87,7 +87,7 @@ def test_runs_as_a_module_and_a_console_script() -> None:
     assert script.value == "jaxstatic.migrate:main"
     result = subprocess.run([sys.executable, "-m", "jaxstatic.migrate", "--help"], capture_output=True, text=True)
     assert result.returncode == 0
-    for code in ("JS001", "JS002", "JS003", "JS004", "JS005", "JS006", "JS010"):
+    for code in ("JS001", "JS002", "JS003", "JS004", "JS005", "JS006", "JS010", "JS011"):
         assert code in result.stdout
 
 

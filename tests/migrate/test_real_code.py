@@ -83,7 +83,7 @@ def test_the_pages_own_before_and_after() -> None:
 
 
 def test_docs_examples_found() -> None:
-    assert len(BEFORE) == 5
+    assert len(BEFORE) == 6
 
 
 def _same_leaves(a: object, b: object) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import pytest
 
-from jaxstatic import _extension
+from jaxstatic import _extension, _shared
 
 from ._devices import ACCELERATOR
 
@@ -13,6 +13,13 @@ if ACCELERATOR:
     # The tests compare float32 results with NumPy's, or with the same program on the host's CPU devices; an
     # accelerator's default float32 matrix product keeps fewer bits (about three digits on a TPU).
     jax.config.update("jax_default_matmul_precision", "highest")
+
+
+@pytest.fixture(autouse=True)
+def _closures_of_their_own() -> None:
+    """Each test's functions share no program with another test's functions of the same code closing over equal
+    values (a test run over both hit paths would run the second over the first one's programs)."""
+    _shared.forget_closures()
 
 
 @pytest.fixture(params=["C hit", "generated hit"])

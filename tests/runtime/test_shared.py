@@ -16,6 +16,7 @@ from jax._src import util as jax_util
 import jaxstatic as js
 from jaxstatic import Static, _shared
 
+from ._fresh import fresh
 from ._release import Token
 from ._threads import run_together
 
@@ -26,13 +27,13 @@ def _power(x: jax.Array, n: Static[int]) -> jax.Array:
     return jnp.sum(x**n)
 
 
+def power(x: jax.Array, n: Static[int]) -> jax.Array:
+    return jnp.sum(x**n)
+
+
 def _fresh() -> Any:
-    """A function of its own per test: nothing shared with another test."""
-
-    def power(x: jax.Array, n: Static[int]) -> jax.Array:
-        return jnp.sum(x**n)
-
-    return power
+    """A function of its own per test: nothing shared with another test (a function of the same code would be)."""
+    return fresh(power)
 
 
 def test_a_function_jitted_inside_each_call_traces_once() -> None:
@@ -72,8 +73,9 @@ def test_other_options_or_functions_do_not_share() -> None:
     assert len({id(m) for m in made}) == len(made)
     assert js.grad(f, has_aux=0) is not js.grad(f, has_aux=False)  # options keyed as static values are
     assert js.grad(f, has_aux=False) is js.grad(f)
-    partial = functools.partial(f, n=2)  # not a plain function: its own, as before
-    assert js.jit(partial) is not js.jit(partial)
+    partial = functools.partial(f, n=2)  # a partial is shared too, by identity or by equal parts
+    assert js.jit(partial) is js.jit(partial)
+    assert js.jit(partial) is not js.jit(functools.partial(f, n=3))
     assert js.custom_vjp(f) is not js.custom_vjp(f)  # rules defined after it is made
     assert js.pmap(f) is not js.pmap(f)  # JAX keeps its traced body: it would keep the static values
 
@@ -139,7 +141,9 @@ def test_option_sets_kept_per_function_are_bounded() -> None:
     made = [js.jit(f, max_traces=i) for i in range(_shared.LIMIT + 5)]
     holder = f.__dict__[_shared.ATTRIBUTE]
     assert len(holder) == _shared.LIMIT
-    assert js.jit(f, max_traces=0) is not made[0]  # the oldest forgotten
+    # the oldest forgotten by the function; found again while a handle holds it, as the function made again of the
+    # same code closing over the same values would find it
+    assert all(kept._core is not made[0]._core for kept in holder.values())
     assert js.jit(f, max_traces=_shared.LIMIT + 4) is made[-1]
 
 
