@@ -127,3 +127,29 @@ def test_quickstart_passes_mypy_strict_with_the_plugin(tmp_path: Path) -> None:
                            str(tmp_path / "cache"), str(example)], cwd=_REPO, env=_clean_env(),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+_PACKAGES = {"jaxstatic": "jaxstatic", "jaxstatic_mypy": "mypy_plugin", "jaxstatic_check": "jaxstatic_check",
+             "jaxstatic_pytest": "jaxstatic_pytest"}
+"""Each package by the folder of this checkout it is installed from (pyproject's ``package-dir``)."""
+
+
+def test_the_tests_check_this_checkouts_code(tmp_path: Path) -> None:
+    """mypy loads the plugin, and reads jaxstatic's types, as installed: from outside the checkout, ``import
+    jaxstatic_mypy`` (the name an install gives ``mypy_plugin/``) and ``import jaxstatic`` find the development
+    install, which (``editable_mode=strict``) links each file present when it ran. A module added since, or this
+    venv installed from another clone, would leave the plugin's cases checking other code than this checkout's."""
+    where = subprocess.run(
+        [sys.executable, "-c", "import importlib.util, json; print(json.dumps({name: "
+         "list(importlib.util.find_spec(name).submodule_search_locations) for name in "
+         f"{sorted(_PACKAGES)!r}}}))"], cwd=tmp_path, capture_output=True, text=True, env=_clean_env(), check=True)
+    found = json.loads(where.stdout)
+    stale = []
+    for name, folder in _PACKAGES.items():
+        installed = Path(found[name][0])
+        for source in sorted((_REPO / folder).rglob("*.py")):
+            copy = installed / source.relative_to(_REPO / folder)
+            if not copy.exists() or copy.resolve() != source.resolve():
+                stale.append(f"{source.relative_to(_REPO)}: `import {name}` finds {copy if copy.exists() else 'none'}")
+    assert not stale, ("the installed copy is not this checkout's code: run the README's set-up command again "
+                       f"(pip install -e '.[dev]' --config-settings editable_mode=strict)\n" + "\n".join(stale))
