@@ -152,4 +152,4 @@ def test_the_tests_check_this_checkouts_code(tmp_path: Path) -> None:
             if not copy.exists() or copy.resolve() != source.resolve():
                 stale.append(f"{source.relative_to(_REPO)}: `import {name}` finds {copy if copy.exists() else 'none'}")
     assert not stale, ("the installed copy is not this checkout's code: run the README's set-up command again "
-                       f"(pip install -e '.[dev]' --config-settings editable_mode=strict)\n" + "\n".join(stale))
+                       "(pip install -e '.[dev]' --config-settings editable_mode=strict)\n" + "\n".join(stale))
