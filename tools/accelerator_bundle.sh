@@ -11,7 +11,7 @@
 # Then, on that machine, in the checkout (docs/contributing.md, "On an accelerator"):
 #   cp FOLDER/_hits.*.so jaxstatic/ && pip install --no-index --no-deps --target /tmp/site FOLDER/*.whl
 #   export PYTHONPATH=$PYTHONPATH:/tmp/site
-#   JAX_PLATFORMS=tpu,cpu python3 -m pytest -p no:cacheprovider tests/runtime
+#   JAX_PLATFORMS=tpu,cpu python3 -m pytest -p no:cacheprovider -n 0 tests/runtime
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.whl-accel}
