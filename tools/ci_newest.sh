@@ -38,12 +38,13 @@ venv=.venv-newest
 
 rm -rf "$venv"
 "$python" -m venv "$venv"
-# The newest of everything: the runtime tests need pytest (with pytest-xdist: they run in parallel), hypothesis,
-# attrs, pyyaml, equinox, the wrappers and pickler they run jaxstatic inside (jaxtyping, beartype, cloudpickle), and
-# the libraries whose objects retraces are explained in (optax, jax_dataclasses, flax); nothing of the dev tools.
-"$venv/bin/pip" install -q --upgrade jax jaxlib pytest pytest-xdist hypothesis attrs pyyaml equinox jaxtyping \
-    beartype cloudpickle optax jax_dataclasses flax
+# The newest of everything: the runtime tests need pytest, hypothesis, attrs, pyyaml, equinox, the wrappers and
+# pickler they run jaxstatic inside (jaxtyping, beartype, cloudpickle), and the libraries whose objects retraces are
+# explained in (optax, jax_dataclasses, flax); nothing of the dev tools.
+"$venv/bin/pip" install -q --upgrade jax jaxlib pytest hypothesis attrs pyyaml equinox jaxtyping beartype cloudpickle \
+    optax jax_dataclasses flax
 "$venv/bin/pip" install -q -e .
+"$venv/bin/pip" install -q pytest-xdist  # the tests run in parallel (pyproject's addopts)
 "$venv/bin/python" - <<'EOF'
 import sys
 
