@@ -42,7 +42,7 @@ _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 class GradOptions(_options.Options):
     """``js.grad``'s and ``js.value_and_grad``'s options (``_options.Options``): the differentiated parameters as
     given, resolved to names once the Static ones are known (``GradFunction._resolve``); ``has_aux``,
-    ``holomorphic`` and ``allow_int`` are ``jax.grad``'s, passed on as they are."""
+    ``holomorphic`` and ``allow_int`` are ``jax.grad``'s, passed on as they are where given."""
 
     argnums: int | Sequence[int] | None = None
     argnames: str | Sequence[str] | None = None
@@ -64,8 +64,11 @@ class GradFunction(StaticFunction[_P, _R]):
         # derived from argnums/argnames once the Static parameters are known (``_resolve``):
         self._diff: tuple[str | int, ...] = ()  # parameter names, and *args extras by position among them
         self._single = True
-        super().__init__(fn, {"argnums": argnums, "argnames": argnames, "has_aux": has_aux,
-                              "holomorphic": holomorphic, "allow_int": allow_int})
+        # jax.grad's options reach JAX where given (False is JAX's default for each): a subclass over another of
+        # JAX's transforms (jax.hessian takes no allow_int) needs no __init__ of its own
+        given = {"has_aux": has_aux, "holomorphic": holomorphic, "allow_int": allow_int}
+        super().__init__(fn, {"argnums": argnums, "argnames": argnames,
+                              **{name: value for name, value in given.items() if value is not False}})
 
     def _checks_at_decoration(self) -> bool:
         return self._opts.argnums is not None or self._opts.argnames is not None

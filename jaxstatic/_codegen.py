@@ -11,6 +11,7 @@ compiled under a unique file name with a ``linecache`` entry, so tracebacks and 
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import linecache
 import operator
@@ -191,54 +192,64 @@ def generate_lane(layout: Layout, namespace: dict[str, Any], function: str) -> C
     The generated names start with ``_js_``; ``_lane`` refuses functions whose parameters do too.
     """
     params = list(layout.signature.parameters.values())
-    positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
-    kwonly = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
-    ns = dict(namespace, _js_NO=NO, _js_ATOMIC=_freeze.LANE, _js_type=type)
-    # Parameters as the user's: Python binds the call and raises the function's own error for a missing argument
-    # (no default of ours to test per required parameter: ~0.1 us a call less). A positional Static default is
-    # the default itself (passed to JAX explicitly: one key either way). A keyword-only one is _js_NO, then its
-    # default: a call with extra positionals keeps the keywords the caller gave, for the function's own message.
-    # A left-out dynamic parameter with a default goes the general path (JAX would trace its default).
-    spelled = {}
-    for p in params:
-        spelled[p.name] = p.name
-        if p.default is not p.empty:
-            given = p.name in layout.static and p.kind is not p.KEYWORD_ONLY
-            ns[f"_js_D_{p.name}"] = p.default if given else NO
-            spelled[p.name] += f"=_js_D_{p.name}"
-    pos_only = [p.name for p in params if p.kind is p.POSITIONAL_ONLY]
-    head = [spelled[n] for n in positional] + ["*_js_rest"] + [spelled[n] for n in kwonly]
-    if pos_only:
-        head.insert(len(pos_only), "/")
-    # no **extra: an unknown keyword gets Python's own error, and the empty dict Python would make for it on
-    # every call cost ~0.1 us (2% of a jax.jit hit)
-    left_out = [p.name for p in params if p.default is not p.empty and p.name not in layout.static]
-    pos_tuple = "(" + "".join(f"{n}, " for n in positional) + ")"
-    kw_dict = "{" + ", ".join(f"{n!r}: {n}" for n in kwonly) + "}"
-    lines = [f"def __call__(_js_self, {', '.join(head)}):",
-             "    if _js_rest" + "".join(f" or {n} is _js_NO" for n in left_out) + ":",
-             f"        return _js_other(_js_self, {pos_tuple}, {kw_dict}, _js_rest)"]
-    for p in params:
-        if p.name in layout.static and p.kind is p.KEYWORD_ONLY and p.default is not p.empty:
-            ns[f"_js_V_{p.name}"] = p.default
-            lines += [f"    if {p.name} is _js_NO:", f"        {p.name} = _js_V_{p.name}"]
-    statics = [p.name for p in params if p.name in layout.static]
-    check = " and ".join(f"(_js_type({n}) in _js_ATOMIC or _js_kept(id({n})) is {n})" for n in statics) or "True"
-    call = ", ".join(positional + [f"{n}={n}" for n in kwonly])
-    lines += [f"    if {check}:", "        _js_next()", "        try:", f"            return _js_fast({call})",
-              "        except TypeError as _js_err:",
-              f"            raise _js_dynamic_error({pos_tuple}, {kw_dict}, _js_err)",
-              "        except BaseException:", f"            _js_failed({pos_tuple}, {kw_dict})", "            raise",
-              *_indent(_miss_lines(f"_js_switch(_js_self, {pos_tuple}, {kw_dict})", "_js_"))]
+    ns = dict(namespace, _js_NO=NO, _js_ATOMIC=_freeze.LANE, _js_type=type, _js_hide=_traceback.hide)
+    lines = [f"def __call__(_js_self, {', '.join(_lane_parameters(params, layout.static, ns))}):",
+             *_lane_body(params, layout.static, ns)]
     # The outermost frame of a call drops jaxstatic's frames from a failure's traceback (``_traceback.hide``); a
     # ``try`` costs nothing when the call succeeds.
     lines = [lines[0], "  try:", *(" " * 2 + line for line in lines[1:]),
              "  except BaseException as _js_exc:", "    _js_hide(_js_exc)", "    raise"]
-    ns["_js_hide"] = _traceback.hide
     _compile("\n".join(lines) + "\n", ns, f"exact-key lane of {function}", "__call__")
     entry: Callable[..., Any] = ns["__call__"]
     entry.__qualname__ = function  # what Python's own binding errors name: "f() got multiple values for ..."
     return entry
+
+
+def _lane_parameters(params: list[inspect.Parameter], static: frozenset[str], ns: dict[str, Any]) -> list[str]:
+    """The lane's parameters, as the user's: Python binds the call and raises the function's own error for a missing
+    argument (no default of ours to test per required parameter: ~0.1 us a call less). A positional Static default
+    is the default itself (passed to JAX explicitly: one key either way). A keyword-only one is ``_js_NO``, then its
+    default (``_lane_body``): a call with extra positionals keeps the keywords the caller gave, for the function's
+    own message. A left-out dynamic parameter with a default goes the general path (JAX would trace its default).
+    No ``**extra``: an unknown keyword gets Python's own error, and the empty dict Python would make for it on every
+    call cost ~0.1 us (2% of a ``jax.jit`` hit)."""
+    spelled = {}
+    for p in params:
+        spelled[p.name] = p.name
+        if p.default is not p.empty:
+            given = p.name in static and p.kind is not p.KEYWORD_ONLY
+            ns[f"_js_D_{p.name}"] = p.default if given else NO
+            spelled[p.name] += f"=_js_D_{p.name}"
+    head = ([spelled[p.name] for p in params if p.kind is not p.KEYWORD_ONLY] + ["*_js_rest"]
+            + [spelled[p.name] for p in params if p.kind is p.KEYWORD_ONLY])
+    pos_only = sum(p.kind is p.POSITIONAL_ONLY for p in params)
+    if pos_only:
+        head.insert(pos_only, "/")
+    return head
+
+
+def _lane_body(params: list[inspect.Parameter], static: frozenset[str], ns: dict[str, Any]) -> list[str]:
+    """The lane's statements: a call the lane cannot take handed on, a keyword-only Static default filled in, the
+    type check of each static value, JAX's call, and the miss of a static value of another type."""
+    positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
+    kwonly = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+    left_out = [p.name for p in params if p.default is not p.empty and p.name not in static]
+    pos_tuple = "(" + "".join(f"{n}, " for n in positional) + ")"
+    kw_dict = "{" + ", ".join(f"{n!r}: {n}" for n in kwonly) + "}"
+    lines = ["    if _js_rest" + "".join(f" or {n} is _js_NO" for n in left_out) + ":",
+             f"        return _js_other(_js_self, {pos_tuple}, {kw_dict}, _js_rest)"]
+    for p in params:
+        if p.name in static and p.kind is p.KEYWORD_ONLY and p.default is not p.empty:
+            ns[f"_js_V_{p.name}"] = p.default
+            lines += [f"    if {p.name} is _js_NO:", f"        {p.name} = _js_V_{p.name}"]
+    check = " and ".join(f"(_js_type({p.name}) in _js_ATOMIC or _js_kept(id({p.name})) is {p.name})"
+                         for p in params if p.name in static) or "True"
+    call = ", ".join(positional + [f"{n}={n}" for n in kwonly])
+    return [*lines, f"    if {check}:", "        _js_next()", "        try:", f"            return _js_fast({call})",
+            "        except TypeError as _js_err:",
+            f"            raise _js_dynamic_error({pos_tuple}, {kw_dict}, _js_err)",
+            "        except BaseException:", f"            _js_failed({pos_tuple}, {kw_dict})", "            raise",
+            *_indent(_miss_lines(f"_js_switch(_js_self, {pos_tuple}, {kw_dict})", "_js_"))]
 
 
 class _Missing:

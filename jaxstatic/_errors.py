@@ -97,7 +97,8 @@ def closure_changed_error(name: str, where: str, changes: tuple[str, ...]) -> St
 
 
 def retrace_limit_error(function: str, max_traces: int, number: int, why: str | None) -> RetraceError:
-    """``f needs trace #3, but max_traces=2 allows at most 2 traces; it changed because n: 2 -> 3. ...``"""
+    """``f needs trace #3, because n: 2 -> 3, but max_traces=2 allows at most 2 traces. Mark a parameter ...``: the
+    trace refused, why it is needed (``why``, the changes a retrace explanation lists) and the fixes."""
     allowed = "no trace at all" if max_traces == 0 else f"at most {max_traces} trace{'s' * (max_traces != 1)}"
     because = f", because {why}" if why else ""
     return RetraceError(

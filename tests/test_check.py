@@ -12,6 +12,9 @@ import pytest
 
 from jaxstatic_check import main
 
+# One pytest-xdist worker runs them all: the tests here share one mypy cache (mypy over jax, cold, takes a while).
+pytestmark = pytest.mark.xdist_group("check")
+
 pytest.importorskip("mypy")
 
 # Untyped imports, an untyped function and a type error mypy would report: none of it is jaxstatic's to say.

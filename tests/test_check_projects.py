@@ -21,6 +21,9 @@ import pytest
 
 from jaxstatic_check import main
 
+# One pytest-xdist worker runs them all: the tests here share one mypy cache (``shared_cache``: jax's types read once).
+pytestmark = pytest.mark.xdist_group("check_projects")
+
 pytest.importorskip("mypy")
 
 PROJECTS = Path(__file__).resolve().parent / "check_projects"

@@ -31,6 +31,9 @@ from pathlib import Path
 
 import pytest
 
+# One pytest-xdist worker runs them all: every checker runs once over the samples (``reports``) for all the tests here.
+pytestmark = pytest.mark.xdist_group("checkers")
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "tests" / "checkers"
 BIN = Path(sys.executable).parent  # CI's PATH may not hold the venv's bin

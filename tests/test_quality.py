@@ -1,7 +1,9 @@
-"""The project's own code passes ruff and mypy --strict (the plugin also mypy's proper_plugin)."""
+"""The project's own code passes ruff and mypy --strict (the plugin also mypy's proper_plugin), and keeps its
+functions short."""
 
 from __future__ import annotations
 
+import ast
 import pathlib
 import subprocess
 import sys
@@ -45,3 +47,27 @@ def test_readme_opens_with_the_commands_ci_runs() -> None:
     assert len(commands) == 2 and "examples/quickstart.py" in commands[0] and "pytest" in commands[1], commands
     for command in commands:
         assert command in ci, command
+
+
+_PACKAGES = ("jaxstatic", "mypy_plugin", "jaxstatic_check", "jaxstatic_pytest")
+_MAX_LINES = 40
+
+
+def _length(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """A function's lines from its ``def`` to its last, its docstring aside."""
+    lines = (node.end_lineno or node.lineno) - node.lineno + 1
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        lines -= (first.end_lineno or first.lineno) - first.lineno + 1
+    return lines
+
+
+def test_no_function_is_longer_than_forty_lines() -> None:
+    """A function a reader takes in at once: past 40 lines (its docstring aside), split out what it does in steps."""
+    long = []
+    for package in _PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _length(node) > _MAX_LINES:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.name} has {_length(node)} lines")
+    assert not long, f"over {_MAX_LINES} lines, docstrings aside (split them into steps):\n" + "\n".join(long)

@@ -19,6 +19,10 @@ from pathlib import Path
 
 import pytest
 
+# One pytest-xdist worker runs them all: the stubs are rendered into the checkout (``rendered_package``) and checked
+# (``runs``) once for all the tests here.
+pytestmark = pytest.mark.xdist_group("stubs")
+
 ROOT = Path(__file__).resolve().parent.parent
 STUBS = ROOT / "typeshed_stubs"
 PACKAGE = STUBS / "partial"  # holds jax-stubs/: pyright's stubPath, and what `pip install` ships

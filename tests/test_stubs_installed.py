@@ -27,6 +27,10 @@ from pathlib import Path
 import pytest
 from typing_extensions import ParamSpec, TypeVar
 
+# One pytest-xdist worker runs them all: the stubs are installed (``site``) and checked (``outcomes``) once for all
+# the tests here.
+pytestmark = pytest.mark.xdist_group("stubs_installed")
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 CASES = [*sorted((ROOT / "typeshed_stubs" / "@tests" / "test_cases").glob("check_*.py")),

@@ -11,7 +11,7 @@
 # Then, on that machine, in the checkout (docs/contributing.md, "On an accelerator"):
 #   cp FOLDER/_hits.*.so jaxstatic/ && pip install --no-index --no-deps --target /tmp/site FOLDER/*.whl
 #   export PYTHONPATH=$PYTHONPATH:/tmp/site
-#   JAX_PLATFORMS=tpu,cpu python3 -m pytest -p no:cacheprovider tests/runtime
+#   JAX_PLATFORMS=tpu,cpu python3 -m pytest -p no:cacheprovider -n 0 tests/runtime
 #
 # With JAX_CHECKOUT=<a clone of jax-ml/jax>, JAX's own test files of the tag of the JAX installed here (JAX_TAG to
 # choose another) go into FOLDER/jax-tests, for tools/jax_tests_swapped.py there (their absl-py comes with optax):

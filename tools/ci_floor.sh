@@ -25,10 +25,11 @@ venv=.venv-floor
 rm -rf "$venv"
 "$python" -m venv "$venv"
 # numpy, ml_dtypes and equinox are held to the releases this floor was measured with; the runtime tests need
-# pytest, hypothesis, attrs, pyyaml, equinox and the wrappers and pickler they run jaxstatic inside (jaxtyping,
-# beartype, cloudpickle), and nothing of the dev tools (flax and orbax tests skip without them).
+# pytest (with pytest-xdist: they run in parallel), hypothesis, attrs, pyyaml, equinox and the wrappers and pickler
+# they run jaxstatic inside (jaxtyping, beartype, cloudpickle), and nothing of the dev tools (flax and orbax tests
+# skip without them).
 "$venv/bin/pip" install -q "jax==$floor" "jaxlib==$floor" "numpy<2.5" "ml_dtypes<0.8" "equinox<0.14" \
-    pytest hypothesis attrs pyyaml jaxtyping beartype cloudpickle
+    pytest pytest-xdist hypothesis attrs pyyaml jaxtyping beartype cloudpickle
 "$venv/bin/pip" install -q -e .
 "$venv/bin/python" -c 'import sys, jax; print(f"floor: jax {jax.__version__} on Python {sys.version.split()[0]}")'
 "$venv/bin/python" examples/quickstart.py

@@ -44,6 +44,7 @@ rm -rf "$venv"
 "$venv/bin/pip" install -q --upgrade jax jaxlib pytest hypothesis attrs pyyaml equinox jaxtyping beartype cloudpickle \
     optax jax_dataclasses flax pydantic ml_collections
 "$venv/bin/pip" install -q -e .
+"$venv/bin/pip" install -q pytest-xdist  # the tests run in parallel (pyproject's addopts)
 "$venv/bin/python" - <<'EOF'
 import sys
 

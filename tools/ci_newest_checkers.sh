@@ -9,11 +9,12 @@ cd "$(dirname "$0")/.."
 VENV=.venv-checkers
 rm -rf "$VENV"
 python3 -m venv "$VENV"
-"$VENV/bin/pip" install -q "pyright[nodejs]" basedpyright pyrefly ty pytest
+"$VENV/bin/pip" install -q "pyright[nodejs]" basedpyright pyrefly ty pytest pytest-xdist
 "$VENV/bin/pip" install -q -e '.[mypy]' --config-settings editable_mode=strict
 "$VENV/bin/python" - <<'PY'
 from importlib.metadata import version
 print("newest checkers:", ", ".join(f"{name} {version(name)}" for name in
                                     ("mypy", "pyright", "basedpyright", "pyrefly", "ty", "jax")))
 PY
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/test_checkers.py -k "not limits_hold"
+# one process (-n 0): the tests share one run of every checker at once, which nothing splits
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider -n 0 tests/test_checkers.py -k "not limits_hold"

@@ -10,7 +10,8 @@ OLDEST=1.15.0
 VENV=.venv-mypy-oldest
 rm -rf "$VENV"
 python3 -m venv "$VENV"
-"$VENV/bin/pip" install -q "mypy==$OLDEST" pytest pytest-mypy-plugins equinox attrs  # equinox, attrs: cases on their classes
+# equinox, attrs: cases on their classes; pytest-xdist: the cases run in parallel (pyproject's addopts)
+"$VENV/bin/pip" install -q "mypy==$OLDEST" pytest pytest-xdist pytest-mypy-plugins equinox attrs
 "$VENV/bin/pip" install -q -e . --config-settings editable_mode=strict
 test "$("$VENV/bin/python" -c 'import mypy.version; print(mypy.version.__version__)')" = "$OLDEST"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/typecheck tests/test_check_projects.py \

@@ -28,8 +28,8 @@ cd /src
 venv=/opt/venv-314
 rm -rf "$venv"
 python3.14 -m venv "$venv"
-"$venv/bin/pip" install -q --upgrade jax jaxlib pytest hypothesis attrs pyyaml equinox jaxtyping beartype cloudpickle \
-    typing_extensions
+"$venv/bin/pip" install -q --upgrade jax jaxlib pytest pytest-xdist hypothesis attrs pyyaml equinox jaxtyping \
+    beartype cloudpickle typing_extensions
 "$venv/bin/pip" install -q -e .
 "$venv/bin/python" - <<PY
 import sys

@@ -21,6 +21,9 @@ from jaxstatic import _public
 
 from ._blocks import ROOT, Block, mypy_cache, normalize, pages, parse
 
+# One pytest-xdist worker runs them all: the pages run once (``outputs``, ``mypy_outputs``) for all the tests here.
+pytestmark = pytest.mark.xdist_group("docs")
+
 _HERE = Path(__file__).resolve().parent
 PAGES = pages()
 

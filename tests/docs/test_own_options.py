@@ -29,8 +29,10 @@ def _overloads() -> list[ast.FunctionDef]:
 
 
 def test_jit_declares_its_own_options() -> None:
+    """The fields made by ``own`` are found, with their defaults: the tests below hold the overloads, docstring and
+    guide to them, so a new option is added to the record alone, never to a list here."""
     assert JitFunction._options_type is JitOptions
-    assert dict(OWN) == {"max_traces": None, "cache_size": 8192, "strict_donation": None}
+    assert {"max_traces": None, "cache_size": 8192, "strict_donation": None}.items() <= dict(OWN).items()
 
 
 @pytest.mark.parametrize("overload", range(2))

@@ -22,6 +22,9 @@ from jaxstatic_check import main as check
 
 from .test_rules import load
 
+# One pytest-xdist worker runs them all: jaxstatic-check runs once over every loop (``reports``) for all the tests here.
+pytestmark = pytest.mark.xdist_group("real_loops")
+
 pytest.importorskip("flax.nnx")
 pytest.importorskip("optax")
 

@@ -8,11 +8,14 @@ that exist only in the jax stubs; ``tests/plugin/test_with_stubs.py`` exercises 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 
 import pytest
 from jaxstatic_mypy import _fullnames as names
 
 from jaxstatic import _public
+
+FULLNAMES = "mypy_plugin/_fullnames.py"
 
 RUNTIME_NAMES = sorted(
     names.JAXSTATIC_TRANSFORMS
@@ -32,15 +35,20 @@ RUNTIME_NAMES = sorted(
 @pytest.mark.parametrize("fullname", RUNTIME_NAMES)
 def test_listed_name_exists_at_run_time(fullname: str) -> None:
     module, _, attribute = fullname.rpartition(".")
-    assert hasattr(importlib.import_module(module), attribute), f"{fullname} does not exist"
+    assert hasattr(importlib.import_module(module), attribute), (
+        f"{fullname}, which {FULLNAMES} names, does not exist at run time: correct the name there")
 
 
 def test_transform_decorator_names_are_public_names() -> None:
     import jaxstatic
 
     for public, fullname in names.TRANSFORM_DECORATORS.items():
-        assert public == f"jaxstatic.{fullname.rsplit('.', 1)[1]}"
-        assert getattr(jaxstatic, public.split(".")[1], None) is not None, f"jaxstatic does not export {public}"
+        assert public == f"jaxstatic.{fullname.rsplit('.', 1)[1]}", (
+            f"TRANSFORM_DECORATORS in {FULLNAMES} maps {public!r} to {fullname!r}: the key must be "
+            f"'jaxstatic.{fullname.rsplit('.', 1)[1]}', the transform's public name")
+        assert getattr(jaxstatic, public.split(".")[1], None) is not None, (
+            f"jaxstatic does not export {public}: declare it in jaxstatic/_public.py, or drop its row from "
+            f"_TRANSFORMS in {FULLNAMES}")
 
 
 def test_attrs_makers_are_those_mypy_knows() -> None:
@@ -49,8 +57,18 @@ def test_attrs_makers_are_those_mypy_knows() -> None:
 
     known = (mypy_attrs.attr_class_makers | mypy_attrs.attr_dataclass_makers | mypy_attrs.attr_frozen_makers
              | mypy_attrs.attr_define_makers)
-    assert known == names.ATTRS_MAKERS
-    assert mypy_attrs.attr_frozen_makers == names.ATTRS_FROZEN_MAKERS
+    _same("ATTRS_MAKERS", map(repr, names.ATTRS_MAKERS), map(repr, known), "mypy's attrs plugin types their classes")
+    _same("ATTRS_FROZEN_MAKERS", map(repr, names.ATTRS_FROZEN_MAKERS), map(repr, mypy_attrs.attr_frozen_makers),
+          "mypy's attrs plugin makes their classes frozen")
+
+
+def _same(table: str, listed: Iterable[str], expected: Iterable[str], why: str) -> None:
+    """``listed`` (``table`` in the plugin's ``_fullnames.py``, its entries as written there) is ``expected``; else
+    the entries to add or drop."""
+    listed, expected = set(listed), set(expected)
+    fixes = [f"add {entry} to {table} in {FULLNAMES} ({why})" for entry in sorted(expected - listed)]
+    fixes += [f"drop {entry} from {table} in {FULLNAMES} (not expected: {why})" for entry in sorted(listed - expected)]
+    assert not fixes, "\n".join(fixes)
 
 
 
@@ -85,8 +103,10 @@ def test_the_plugins_sets_follow_the_row_flags(table: str, flag: int) -> None:
     """A transform that differentiates reads NoDiff (a decorator hiding one is reported under it); one that donates
     has its reads after donation reported."""
     expected = {f"jaxstatic.{t.module}.{t.name}" for t in _public.TRANSFORMS if _row(t)[flag]}
-    assert getattr(names, table) == expected
-    assert {f"jaxstatic.{t.module}.{t.name}" for t in _public.TRANSFORMS} == names.JAXSTATIC_TRANSFORMS
+    made = "made from the rows of _TRANSFORMS there"
+    _same(table, map(repr, getattr(names, table)), map(repr, expected), f"{made} whose {('reads NoDiff', 'donates')[flag - 3]} flag is True")
+    _same("JAXSTATIC_TRANSFORMS", map(repr, names.JAXSTATIC_TRANSFORMS),
+          [repr(f"jaxstatic.{t.module}.{t.name}") for t in _public.TRANSFORMS], f"{made}, one per row")
 
 
 def test_the_wrapper_table_maps_each_transform_class_to_its_first_transform() -> None:
@@ -95,4 +115,6 @@ def test_the_wrapper_table_maps_each_transform_class_to_its_first_transform() ->
     expected: dict[str, str] = {}
     for t in _public.TRANSFORMS:
         expected.setdefault(f"jaxstatic.{_row(t)[2]}", f"jaxstatic.{t.module}.{t.name}")
-    assert expected == names.TRANSFORM_WRAPPERS
+    _same("TRANSFORM_WRAPPERS", [f"{k!r}: {v!r}" for k, v in names.TRANSFORM_WRAPPERS.items()],
+          [f"{k!r}: {v!r}" for k, v in expected.items()],
+          "made from the rows of _TRANSFORMS there: each wrapper class to the first transform returning it")

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -53,15 +54,25 @@ def _clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def readme_pip_arguments(which: str) -> list[str]:
+def readme_pip_arguments(which: str, clone: Path = _REPO) -> list[str]:
     """The arguments of the first ``pip install`` of a README command: "development" is the README's opening set-up
     command, "user" the install into a user's own project (the block naming the clone, ``./jaxstatic``, which is
-    replaced by this repository)."""
+    replaced by ``clone``)."""
     blocks = [block.split("```", 1)[0] for block in (_REPO / "README.md").read_text().split("```bash\n")[1:]]
     block = blocks[0] if which == "development" else next(b for b in blocks if "./jaxstatic" in b)
     found = re.search(r"pip install (.+?)(?: &&| +#|$)", block, re.MULTILINE)
     assert found is not None, f"the README's {which} command must install with pip"
-    return [arg.replace("./jaxstatic", str(_REPO)) for arg in shlex.split(found.group(1))]
+    return [arg.replace("./jaxstatic", str(clone)) for arg in shlex.split(found.group(1))]
+
+
+def _clone(tmp_path: Path) -> Path:
+    """A copy of this checkout as a fresh clone has it: pip builds in the tree it installs (``build/``, and the
+    links of a strict editable install, which this checkout's own venv imports through), so a build here could
+    change what tests running beside this one import."""
+    made = ("build", "dist", "site", "node_modules", "__pycache__", "*.egg-info", "*.so", ".*")
+    clone = tmp_path / "jaxstatic"
+    shutil.copytree(_REPO, clone, ignore=shutil.ignore_patterns(*made))
+    return clone
 
 
 def _fresh_venv(tmp_path: Path) -> Path:
@@ -83,9 +94,9 @@ def _mypy(python: Path, project: Path, *args: str) -> list[str]:
 
 @pytest.mark.parametrize("which", ["user", "development"])
 def test_readme_install_is_visible_to_mypy_and_pyright(tmp_path: Path, which: str) -> None:
-    python = _fresh_venv(tmp_path)
-    install = [str(python), "-m", "pip", "install", "-q", "--no-deps", *readme_pip_arguments(which)]
-    done = subprocess.run(install, cwd=_REPO, env=_clean_env(), capture_output=True, text=True, timeout=600)
+    python, clone = _fresh_venv(tmp_path), _clone(tmp_path)
+    install = [str(python), "-m", "pip", "install", "-q", "--no-deps", *readme_pip_arguments(which, clone)]
+    done = subprocess.run(install, cwd=clone, env=_clean_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     project = tmp_path / "project"
     project.mkdir()
@@ -127,3 +138,29 @@ def test_quickstart_passes_mypy_strict_with_the_plugin(tmp_path: Path) -> None:
                            str(tmp_path / "cache"), str(example)], cwd=_REPO, env=_clean_env(),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+_PACKAGES = {"jaxstatic": "jaxstatic", "jaxstatic_mypy": "mypy_plugin", "jaxstatic_check": "jaxstatic_check",
+             "jaxstatic_pytest": "jaxstatic_pytest"}
+"""Each package by the folder of this checkout it is installed from (pyproject's ``package-dir``)."""
+
+
+def test_the_tests_check_this_checkouts_code(tmp_path: Path) -> None:
+    """mypy loads the plugin, and reads jaxstatic's types, as installed: from outside the checkout, ``import
+    jaxstatic_mypy`` (the name an install gives ``mypy_plugin/``) and ``import jaxstatic`` find the development
+    install, which (``editable_mode=strict``) links each file present when it ran. A module added since, or this
+    venv installed from another clone, would leave the plugin's cases checking other code than this checkout's."""
+    where = subprocess.run(
+        [sys.executable, "-c", "import importlib.util, json; print(json.dumps({name: "
+         "list(importlib.util.find_spec(name).submodule_search_locations) for name in "
+         f"{sorted(_PACKAGES)!r}}}))"], cwd=tmp_path, capture_output=True, text=True, env=_clean_env(), check=True)
+    found = json.loads(where.stdout)
+    stale = []
+    for name, folder in _PACKAGES.items():
+        installed = Path(found[name][0])
+        for source in sorted((_REPO / folder).rglob("*.py")):
+            copy = installed / source.relative_to(_REPO / folder)
+            if not copy.exists() or copy.resolve() != source.resolve():
+                stale.append(f"{source.relative_to(_REPO)}: `import {name}` finds {copy if copy.exists() else 'none'}")
+    assert not stale, ("the installed copy is not this checkout's code: run the README's set-up command again "
+                       "(pip install -e '.[dev]' --config-settings editable_mode=strict)\n" + "\n".join(stale))

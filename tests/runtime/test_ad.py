@@ -366,3 +366,34 @@ def test_a_signature_erasing_wrapper_is_differentiated_and_still_warns_of_the_st
             "jaxstatic.grad cannot see the Static parameter 'n' of power: decorator _erasing hides it")):
         got = js.grad(power)(X, 3)
     assert got.tolist() == (3 * X**2).tolist()
+
+
+class HessianFunction(js.GradFunction[Any, Any]):
+    """The example of ARCHITECTURE.md's recipe for a new transform, as written there: ``js.hessian``, a
+    ``GradFunction`` subclass saying its name and JAX's transform it applies."""
+
+    _transform = "hessian"
+    _jax_transform = staticmethod(jax.hessian)
+
+
+def hessian(fn: Callable[..., Any], /, *, argnums: int | tuple[int, ...] | None = None,
+            argnames: str | tuple[str, ...] | None = None, has_aux: bool = False,
+            holomorphic: bool = False) -> HessianFunction:
+    return HessianFunction(fn, argnums=argnums, argnames=argnames, has_aux=has_aux, holomorphic=holomorphic)
+
+
+def test_the_new_transform_recipes_example_runs_as_written(hit_path: str) -> None:
+    def cubed(key: NoDiff[jax.Array], x: jax.Array, power: Static[int]) -> jax.Array:
+        return jnp.sum(key * x**power)
+
+    def plain(x: jax.Array, power: int) -> jax.Array:
+        return jnp.sum(X * x**power)
+
+    h = js.jit(hessian(cubed))
+    assert close(h(X, P, 3), jax.hessian(plain)(P, 3))  # NoDiff `key` skipped: the hessian in `x`
+    assert close(h(X, P, 2), jax.hessian(plain)(P, 2))
+    assert close(h(X, P, 3), jax.hessian(plain)(P, 3))
+    assert (h.trace_count, h.cache_info().hits) == (2, 1)
+    assert repr(hessian(cubed)) == "<jaxstatic.hessian of cubed>"
+    with pytest.raises(js.OptionError, match=r"names 'key', which is NoDiff"):
+        hessian(cubed, argnames="key")

@@ -15,15 +15,22 @@ import pkgutil
 import sys
 import types
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
+from jax.sharding import PartitionSpec
 
 import jaxstatic
-from jaxstatic import _public
+import jaxstatic as js
+from jaxstatic import NoDiff, _public
 from jaxstatic._errors import JaxstaticError
 from jaxstatic._transform import StaticFunction
+
+from ._devices import cpu_mesh
 
 INIT = Path(jaxstatic.__file__)
 PUBLIC = "jaxstatic/_public.py"
@@ -142,3 +149,68 @@ def test_each_exported_error_is_named_as_users_import_it(name: str) -> None:
     assert cls.__module__ == "jaxstatic", (
         f"jaxstatic.{name} shows as {cls.__module__}.{name} in tracebacks: jaxstatic/{module}.py should end with "
         f"`name_as_exported(globals())` (from ._public), which names the classes ERRORS[\"{module}\"] declares")
+
+
+def _with_vjp(f: js.CustomVJPFunction[..., jax.Array]) -> js.CustomVJPFunction[..., jax.Array]:
+    def fwd(key: jax.Array, x: jax.Array) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
+        return jnp.sum(key * x), (key, x)
+
+    def bwd(res: tuple[jax.Array, jax.Array], g: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return g * res[1], g * res[0]
+
+    f.defvjp(fwd, bwd)  # the rules of f(key, x) with nothing NoDiff
+    return f
+
+
+def _with_jvp(f: js.CustomJVPFunction[..., jax.Array]) -> js.CustomJVPFunction[..., jax.Array]:
+    def jvp(primals: tuple[jax.Array, jax.Array], tangents: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, ...]:
+        (key, x), (dkey, dx) = primals, tangents
+        return jnp.sum(key * x), jnp.sum(dkey * x + key * dx)
+
+    f.defjvp(jvp)  # the rule of f(key, x) with nothing NoDiff
+    return f
+
+
+_APPLY: dict[str, Callable[[Callable[..., jax.Array]], Callable[..., object]]] = {
+    "jit": js.jit, "vmap": js.vmap, "pmap": js.pmap, "grad": js.grad, "value_and_grad": js.value_and_grad,
+    "checkpoint": js.checkpoint, "remat": js.remat,
+    "custom_vjp": lambda f: _with_vjp(js.custom_vjp(f)), "custom_jvp": lambda f: _with_jvp(js.custom_jvp(f)),
+    "shard_map": lambda f: js.shard_map(f, mesh=cpu_mesh((1,), ("i",)), in_specs=(PartitionSpec(), PartitionSpec()),
+                                        out_specs=PartitionSpec()),
+}
+"""Each transform applied to a function of ``(key, x)``, as a user would with no option but those it needs."""
+
+
+def _marked(key: NoDiff[jax.Array], x: jax.Array) -> jax.Array:
+    return jnp.sum(key * x)
+
+
+def _unmarked(key: jax.Array, x: jax.Array) -> jax.Array:
+    return jnp.sum(key * x)
+
+
+def _outcome(apply: Callable[[Callable[..., jax.Array]], Callable[..., object]],
+             fn: Callable[..., jax.Array]) -> object:
+    """What the transformed ``fn`` gives for ``key = [2.0]``, ``x = [3.0]`` (one element: pmap needs one device),
+    or the jaxstatic error it raises."""
+    try:
+        out = apply(fn)(jnp.array([2.0]), jnp.array([3.0]))
+    except js.JaxstaticError as err:
+        return type(err).__name__
+    return [np.asarray(leaf).tolist() for leaf in jax.tree_util.tree_leaves(out)]
+
+
+@pytest.mark.parametrize("transform", _public.TRANSFORMS, ids=lambda t: t.name)
+def test_each_transform_reads_nodiff_as_its_row_says(transform: _public.Transform) -> None:
+    """A row's ``differentiates`` (the plugin reports a decorator hiding a NoDiff parameter only under such a
+    transform) says whether NoDiff changes what the transform does: here, ``f(key: NoDiff[Array], x)`` against the
+    same function unmarked."""
+    apply = _APPLY.get(transform.name)
+    assert apply is not None, (
+        f"add to _APPLY in {__name__.replace('.', '/')}.py how to apply js.{transform.name} to a function of "
+        "(key, x), so that its row's differentiates flag is checked against what it does")
+    reads = _outcome(apply, _marked) != _outcome(apply, _unmarked)
+    assert reads == transform.differentiates, (
+        f"{PUBLIC} declares js.{transform.name} with differentiates={transform.differentiates}, but a NoDiff "
+        f"parameter {'changes' if reads else 'does not change'} what it does: make it "
+        f"differentiates={reads} there (and in mypy_plugin/_fullnames.py's _TRANSFORMS row)")
