@@ -29,7 +29,7 @@ class Empty:
         return "<not yet assigned>"
 
 
-_EMPTY = Empty()
+EMPTY = Empty()
 
 Pairs = list[tuple[str, Any, Any]]
 
@@ -101,29 +101,42 @@ def closure_parts(label: str, a: Any, b: Any) -> Pairs | None:
     (said as a new function on each call)."""
     if type(a) is not types.FunctionType or a.__code__ is not getattr(b, "__code__", None) or equal_build(a, b):
         return None
-    code = a.__code__
-    where = f"{label}: {a.__qualname__} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
-    return [(f"{where} {what}", x, y) for what, x, y in _captured(a, b)]
+    at = f"{label}: {a.__qualname__} ({where(a)})"
+    return [(f"{at} {what}", x, y) for what, x, y in _captured(a, b)]
 
 
 def _captured(a: types.FunctionType, b: types.FunctionType) -> list[tuple[str, Any, Any]]:
     """What two functions of the same code hold besides it: ``("captures scale", 2.0, 3.0)``, ``("default s", ...)``."""
-    code = a.__code__
-    out = [(f"captures {n}", _cell(x), _cell(y))
-           for n, x, y in zip(code.co_freevars, a.__closure__ or (), b.__closure__ or ())]
-    defaults_a, defaults_b = a.__defaults__ or (), b.__defaults__ or ()
-    named = code.co_varnames[code.co_argcount - len(defaults_a) : code.co_argcount]
-    out += [(f"default {n}", x, y) for n, x, y in zip(named, defaults_a, defaults_b)]
-    kw_a, kw_b = a.__kwdefaults__ or {}, b.__kwdefaults__ or {}
-    out += [(f"default {n}", kw_a.get(n, _EMPTY), kw_b.get(n, _EMPTY)) for n in {**kw_a, **kw_b}]
-    return out
+    held_a = {(default, n): v for default, n, v in closed_over(a)}
+    held_b = {(default, n): v for default, n, v in closed_over(b)}
+    return [(f"{'default' if default else 'captures'} {n}", held_a.get((default, n), EMPTY),
+             held_b.get((default, n), EMPTY)) for default, n in {**held_a, **held_b}]
+
+
+def closed_over(fn: types.FunctionType) -> list[tuple[bool, str, Any]]:
+    """What a function holds besides its code, by name: its cells (an empty one as ``EMPTY``), then its defaults
+    (``True`` first), positional then keyword-only. The one reading of a function's captured values, for telling
+    two builds apart here and for keying closures (``_closures``)."""
+    code = fn.__code__
+    held = [(False, n, _cell(c)) for n, c in zip(code.co_freevars, fn.__closure__ or ())]
+    defaults = fn.__defaults__ or ()
+    named = code.co_varnames[code.co_argcount - len(defaults) : code.co_argcount] if defaults else ()
+    held += [(True, n, v) for n, v in zip(named, defaults)]
+    return held + [(True, n, v) for n, v in (fn.__kwdefaults__ or {}).items()]
+
+
+def where(fn: Any) -> str:
+    """Where a function (or a partial's function) is defined, ``train.py:12``; empty for one without code."""
+    code = getattr(getattr(fn, "func", fn), "__code__", None)
+    return "" if code is None else f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
 def _cell(cell: Any) -> Any:
     try:
         return cell.cell_contents
     except ValueError:  # a cell not yet filled
-        return _EMPTY
+        return EMPTY
 
 
-__all__ = ["by_identity", "closure_parts", "equal_build", "from_library", "identity_fix", "partial_parts", "same"]
+__all__ = ["EMPTY", "by_identity", "closed_over", "closure_parts", "equal_build", "from_library", "identity_fix",
+           "partial_parts", "same", "where"]

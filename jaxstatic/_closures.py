@@ -26,7 +26,7 @@ import functools
 import types
 from typing import Any, NamedTuple
 
-from . import _freeze
+from . import _builds, _freeze
 
 _DEPTH = 8  # functions closed over, inside functions closed over: deeper ones are not read (no sharing)
 
@@ -81,7 +81,7 @@ def read(fn: Any) -> Closed | None:
     family, holds, name, labels, values = _identity(fn)
     seen = {id(fn): 0}
     keys = tuple(_key(v, seen, 1) for v in values)
-    return Closed(family, name, _where(fn), labels, keys, holds, None if any(map(_blocked, keys)) else keys)
+    return Closed(family, name, _builds.where(fn), labels, keys, holds, None if any(map(_blocked, keys)) else keys)
 
 
 def _identity(fn: Any) -> tuple[tuple[int, ...], tuple[Any, ...], str, tuple[str, ...], tuple[Any, ...]]:
@@ -98,35 +98,12 @@ def _identity(fn: Any) -> tuple[tuple[int, ...], tuple[Any, ...], str, tuple[str
 
 
 def _parts(fn: types.FunctionType) -> tuple[tuple[str, ...], tuple[Any, ...]]:
-    """A function's closed-over values, by name: its cells (an empty one as ``_EMPTY``), then its defaults."""
-    code = fn.__code__
-    cells = fn.__closure__ or ()
-    labels = list(code.co_freevars[: len(cells)])
-    values = [_contents(c) for c in cells]
-    defaults = fn.__defaults__ or ()
-    if defaults:
-        names = code.co_varnames[code.co_argcount - len(defaults): code.co_argcount]
-        labels.extend(f"{n} (default)" for n in names)
-        values.extend(defaults)
-    for n, v in (fn.__kwdefaults__ or {}).items():
-        labels.append(f"{n} (default)")
-        values.append(v)
-    return tuple(labels), tuple(values)
+    """A function's closed-over values, by label: its cells (``config``), then its defaults (``lr (default)``)."""
+    held = _builds.closed_over(fn)
+    return tuple(f"{n} (default)" if default else n for default, n, _ in held), tuple(v for _, _, v in held)
 
 
-_EMPTY = ("<empty cell>",)  # a cell not assigned yet: equal to another empty one
-
-
-def _contents(cell: Any) -> Any:
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return _EMPTY
-
-
-def _where(fn: Any) -> str:
-    code = getattr(getattr(fn, "func", fn), "__code__", None)
-    return "" if code is None else f"{code.co_filename.rpartition('/')[2]}:{code.co_firstlineno}"
+_EMPTY = ("<empty cell>",)  # the key of a cell not assigned yet: equal to another empty one
 
 
 def _key(value: Any, seen: dict[int, int], depth: int) -> Any:
@@ -139,7 +116,7 @@ def _key(value: Any, seen: dict[int, int], depth: int) -> Any:
         if depth >= _DEPTH:
             return Blocked("deep", "function", id(value))
         return _nested(value, seen, depth)
-    if value is _EMPTY:
+    if value is _builds.EMPTY:
         return _EMPTY
     if _freeze.compared_by_identity(t):
         return Blocked("identity", t.__qualname__, id(value))
