@@ -50,7 +50,9 @@ def traced_body(hooks: Hooks, stats: TraceStats, why_again: Callable[[Any], str]
         signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)), dynamic.items())
         # counted in the body itself (``TraceStats.tracing``), as the lane's body is
         with stats.tracing(signature, why_again(key)):
-            return call(*call_args, **call_kwargs)
+            out = call(*call_args, **call_kwargs)
+        slot.traced = True
+        return out
 
     _naming.name_program(body, hooks._fn, hooks._name, _program_signature(named, varpos, varkw))
     return body

@@ -85,6 +85,22 @@ def argnums_into_varargs(function: str, signature: inspect.Signature, nums: Any,
     return tuple(_positions(function, signature, nums, option, into_varargs=True))
 
 
+def program_extras(count: int, static_extras: Iterable[int]) -> tuple[int, ...]:
+    """The one rule for options that reach into ``*args``, which every transform follows.
+
+    A position given by the user (``static_argnums``, ``donate_argnums``, an entry of ``in_axes``) counts every
+    positional argument of the call as the caller wrote it, static ones included, exactly as ``jax.jit`` and
+    ``jax.pmap`` count them: position ``len(named) + k`` is the ``*args`` extra ``k`` (``argnums_into_varargs``), and
+    ``k`` counts every extra, static ones included. The program jaxstatic builds for a call takes only the dynamic
+    extras, in order: this gives, for a call with ``count`` extras of which ``static_extras`` are static, the user's
+    ``k`` of each of the program's extras (program extra ``j`` is ``program_extras(...)[j]``). So a donated extra
+    ``k`` is program argument ``first + program_extras(...).index(k)``, and an error names program extra ``j`` as
+    ``args[program_extras(...)[j]]``, the index the caller wrote. A tuple over the dynamic arguments (``jax.jit``'s
+    ``in_shardings``) gives its entries past the named parameters to these extras in this order."""
+    static = frozenset(static_extras)
+    return tuple(k for k in range(count) if k not in static)
+
+
 def _positions(function: str, signature: inspect.Signature, nums: Any, option: str,
                into_varargs: bool) -> list[str | int]:
     names = positional(signature)
@@ -326,4 +342,5 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
 
 __all__ = ["ANY_CALL", "JAX_JIT_CACHE_SIZE", "OptionError", "Options", "ParamOptions", "argnums_into_varargs",
            "as_tuple", "check_argnames", "check_cache_size", "check_callable", "check_max_traces", "check_not_static",
-           "names_of_argnums", "own", "own_options", "per_parameter", "positional", "resolve_param_options"]
+           "names_of_argnums", "own", "own_options", "per_parameter", "positional", "program_extras",
+           "resolve_param_options"]
