@@ -4,8 +4,9 @@ a failed call do.
 A miss traces without any function-wide lock: an in-flight entry per key makes equal keys trace once while other
 keys trace in parallel, and a recursive call with the same key inside its own trace reuses the program being
 traced. The least recently used program is evicted past ``cache_size`` (its key's hash kept, to explain the retrace
-it causes). Faults leave nothing behind: a call that raises is not cached, not counted as a trace or a hit, and
-forgets its static values; a dynamic value JAX cannot trace is named by its parameter and path.
+it causes). Faults leave nothing behind: a call that raises while it is traced is not cached, not counted as a trace
+or a hit, and forgets its static values; a dynamic value JAX cannot trace is named by its parameter and path. A call
+whose trace ended but that JAX refused to run keeps its program, as ``jax.jit`` keeps its trace (``_finish``).
 """
 
 from __future__ import annotations
