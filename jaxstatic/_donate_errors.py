@@ -90,15 +90,16 @@ def explain_failure(function: str, plan: Plan, args: tuple[Any, ...], kwargs: di
 
 
 def _deleted_message(function: str, leaves: list[tuple[str, str, Any, bool]], err: BaseException) -> str | None:
+    """The first deleted leaf named, when the call was refused (so every deleted leaf was deleted before it): a
+    deleted leaf it does not donate (a call deletes nothing else), one jaxstatic saw donated by an earlier call, or
+    an error that did not come from running the program."""
     deleted = [(name, path, leaf, donated) for name, path, leaf, donated in leaves if is_deleted(leaf)]
-    if not deleted:
+    refused = any(not donated for *_, donated in deleted) or not _ran(err) or any(
+        donation_of(leaf) is not None for _, _, leaf, _ in deleted)
+    if not deleted or not refused:
         return None
-    before = next((d for d in deleted if not d[3]), None)  # this call deletes nothing it does not donate
-    if before is None:  # only what this call donates: deleted before if jaxstatic saw it donated, or JAX refused it
-        before = next((d for d in deleted if donation_of(d[2]) is not None), None)
-        if before is None and not _ran(err):
-            before = deleted[0]
-    return None if before is None else deleted_text(function, before[0], before[1], before[2])
+    name, path, leaf, _ = deleted[0]
+    return deleted_text(function, name, path, leaf)
 
 
 def _ran(err: BaseException) -> bool:
