@@ -289,9 +289,10 @@ def spelled(spec: Spec, call: Call, side: Side, canonical: bool) -> tuple[list[A
     """The call's arguments; ``canonical``: as jaxstatic binds it (named positional parameters by position where
     they can be, a static parameter left to its default given it), the spelling ``jax.jit`` is compared with."""
     named = dict(call.named)
-    if canonical:
-        for p in spec.params:
-            if p.role == "static" and p.name not in named:
+    if canonical:  # a static parameter left to its default is given it, where the call can give it
+        for i, p in enumerate(spec.params):
+            reachable = p.kind is not _Kind.POSITIONAL_ONLY or all(q.name in named for q in spec.params[:i])
+            if p.role == "static" and p.name not in named and reachable:
                 named[p.name] = ("static", p.default)
     order = [p.name for p in spec.params if p.name in named]
     positional = [p.name for p in spec.positional()]
