@@ -363,7 +363,9 @@ def compare(spec: Spec, call: Call, mine: Side, theirs: Side, counts: tuple[list
             assert err is not None, f"js.jit returned where jax.jit raised {ref_err!r}"
             assert isinstance(err, type(ref_err)), f"js.jit raised {err!r}, jax.jit {ref_err!r}"
     mine_traces, their_traces = counts[0][0] - before[0], counts[1][0] - before[1]
-    if call.threads:
+    if call.threads and zero:
+        pass  # fewer traces from the threads, one more for the other zero: neither bound holds
+    elif call.threads:
         assert mine_traces <= their_traces, "js.jit traced more often from two threads"
     elif zero:
         assert mine_traces >= their_traces, "js.jit shared a program between 0.0 and -0.0"
