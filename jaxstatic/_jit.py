@@ -184,16 +184,16 @@ class JitFunction(StaticFunction[_P, _R]):
 
     def _donated(self, plan: Plan) -> list[tuple[int, str]]:
         """The program's donated positions with what each is called: the named parameters donated, then the
-        ``*args`` extras donated, each at its place among the program's extras (``_options.program_extras``: the
-        user counts static extras, the program does not take them), named as the caller wrote it (``args[2]``)."""
+        ``*args`` extras donated, each at its place among the program's extras (``_options.program_extra``: the
+        user counts static extras, the program does not take them), named as the caller wrote it (``args[2]``).
+        The program serves calls of other lengths too: positions past a call's arguments donate nothing."""
         params = self._params()
         program_args = [(name, src) for name, src in plan.dynamics if src.kind != "varkw"]
         pairs = [(i, name) for i, (name, src) in enumerate(program_args) if src.kind != "varpos" and name in params.donate]
-        if program_args and program_args[-1][1].kind == "varpos" and params.donate_extras:
-            name, src = program_args[-1]
-            first = len(program_args) - 1
-            extras = _options.program_extras(plan.nargs - src.index, plan.layout.static_extras)
-            pairs += [(first + j, f"{name}[{k}]") for j, k in enumerate(extras) if k in params.donate_extras]
+        if program_args and program_args[-1][1].kind == "varpos":
+            name, first = program_args[-1][0], len(program_args) - 1
+            pairs += [(first + _options.program_extra(k, plan.layout.static_extras), f"{name}[{k}]")
+                      for k in sorted(params.donate_extras)]
         return pairs
 
     def _in_shardings_of(self, plan: Plan) -> tuple[Any, ...]:

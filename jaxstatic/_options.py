@@ -101,6 +101,14 @@ def program_extras(count: int, static_extras: Iterable[int]) -> tuple[int, ...]:
     return tuple(k for k in range(count) if k not in static)
 
 
+def program_extra(k: int, static_extras: Iterable[int]) -> int:
+    """The index among a program's extras of the user's dynamic ``*args`` extra ``k``: ``program_extras(count,
+    static_extras).index(k)`` for every call long enough to give it. One program serves calls of any length (those
+    with the same static extras given), so a donated extra's position is this, whatever the call's length; ``jax.jit``
+    leaves out a position past a call's arguments."""
+    return k - sum(1 for s in frozenset(static_extras) if s < k)
+
+
 def _positions(function: str, signature: inspect.Signature, nums: Any, option: str,
                into_varargs: bool) -> list[str | int]:
     names = positional(signature)
@@ -342,5 +350,5 @@ def per_parameter(function: str, signature: inspect.Signature, value: Any, optio
 
 __all__ = ["ANY_CALL", "JAX_JIT_CACHE_SIZE", "OptionError", "Options", "ParamOptions", "argnums_into_varargs",
            "as_tuple", "check_argnames", "check_cache_size", "check_callable", "check_max_traces", "check_not_static",
-           "names_of_argnums", "own", "own_options", "per_parameter", "positional", "program_extras",
+           "names_of_argnums", "own", "own_options", "per_parameter", "positional", "program_extra", "program_extras",
            "resolve_param_options"]

@@ -28,6 +28,15 @@ def test_a_donated_extra_after_a_static_one_is_the_one_deleted(hit_path: str, ma
         np.testing.assert_array_equal(out[2], 2 * np.ones(3))
 
 
+@pytest.mark.parametrize("make", [js.jit, jax.jit], ids=["js.jit", "jax.jit"])
+def test_one_program_donates_the_extra_in_calls_of_every_length(hit_path: str, make: Any) -> None:
+    g = make(lambda n, *args: [a * n for a in args], static_argnums=0, donate_argnums=2)  # args[1] donated
+    for count in (1, 2, 3, 1, 3):  # one static key: calls of several lengths share a program
+        xs = [jnp.ones(2) for _ in range(count)]
+        g(2, *xs)
+        assert [x.is_deleted() for x in xs] == [k == 1 for k in range(count)]
+
+
 def test_a_donated_extra_passed_again_is_named_at_the_index_the_caller_wrote(hit_path: str) -> None:
     g = js.jit(_f, static_argnums=(1,), donate_argnums=(2,))
     b = jnp.ones(3)
