@@ -53,6 +53,7 @@ def traced_body(hooks: Hooks, stats: TraceStats, why_again: Callable[[Any], str]
         # counted in the body itself (``TraceStats.tracing``), as the lane's body is
         with stats.tracing(signature, why_again(key)):
             out = call(*call_args, **call_kwargs)
+        slot.traced = True
         hooks._after_trace(fn)
         if before:
             _changed_by_body(stats, statics, before)

@@ -4,8 +4,9 @@
 and ``js.pmap`` read it as ``donate_argnames`` (adding to the options); transforms that cannot donate (``grad``,
 ``vmap``, ``shard_map``) keep the function's signature and annotations, so the mark reaches the jit above them.
 
-Errors: a call that raises is looked at here (``explain_failure``, from the core's failure path only), and when a
-dynamic argument holds a deleted array, or one buffer is passed twice where one use is donated, JAX's error is
+Errors: a call that raises is looked at in ``_donate_errors`` (``explain_failure``, from the core's failure path
+only), and when a dynamic argument held an array deleted before the call (not one the call itself consumed), or one
+buffer is passed twice where one use is donated, JAX's error is
 raised again as a ``DeletedArrayError`` that subclasses JAX's own class (so ``except ValueError`` still works) and
 names the function, the parameter, the path inside it and, where jaxstatic donated it, the donating call.
 

@@ -158,13 +158,9 @@ class JitFunction(StaticFunction[_P, _R]):
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         options = dict(self._opts.jax)
-        program_args = [name for name, src in plan.dynamics if src.kind != "varkw"]
-        donate = [i for i, name in enumerate(program_args) if name in self._params().donate]
-        if program_args and plan.dynamics[len(program_args) - 1][1].kind == "varpos":
-            # the *args extras follow the named values, one argument each, as jax.jit counts them
-            donate += sorted(len(program_args) - 1 + k for k in self._params().donate_extras)
-        if donate:
-            options["donate_argnums"] = tuple(donate)
+        pairs = self._donated(plan)
+        if pairs:
+            options["donate_argnums"] = tuple(i for i, _ in pairs)
         if plan.dynamics and plan.dynamics[-1][1].kind == "varkw" and self._params().donate_keywords:
             # **kwargs entries donated by name: the program takes them by keyword, as jax.jit donates them
             options["donate_argnames"] = tuple(sorted(self._params().donate_keywords))
@@ -182,11 +178,23 @@ class JitFunction(StaticFunction[_P, _R]):
                 for message in self._opts.deprecated:
                     warnings.filterwarnings("ignore", message=re.escape(message), category=DeprecationWarning)
                 program = jax.jit(body, **options)
-        if not donate:
+        if not pairs:
             return program
-        names = [*program_args, *[program_args[-1]] * len(self._params().donate_extras)]
-        return _donate.recording(program, self._name, [(i, names[min(i, len(names) - 1)]) for i in donate],
-                                 self._opts.strict_donation)
+        return _donate.recording(program, self._name, pairs, self._opts.strict_donation)
+
+    def _donated(self, plan: Plan) -> list[tuple[int, str]]:
+        """The program's donated positions with what each is called: the named parameters donated, then the
+        ``*args`` extras donated, each at its place among the program's extras (``_options.program_extra``: the
+        user counts static extras, the program does not take them), named as the caller wrote it (``args[2]``).
+        The program serves calls of other lengths too: positions past a call's arguments donate nothing."""
+        params = self._params()
+        program_args = [(name, src) for name, src in plan.dynamics if src.kind != "varkw"]
+        pairs = [(i, name) for i, (name, src) in enumerate(program_args) if src.kind != "varpos" and name in params.donate]
+        if program_args and program_args[-1][1].kind == "varpos":
+            name, first = program_args[-1][0], len(program_args) - 1
+            pairs += [(first + _options.program_extra(k, plan.layout.static_extras), f"{name}[{k}]")
+                      for k in sorted(params.donate_extras)]
+        return pairs
 
     def _in_shardings_of(self, plan: Plan) -> tuple[Any, ...]:
         """``in_shardings`` by parameter, one entry per argument of the program of this call shape: the named

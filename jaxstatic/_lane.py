@@ -98,6 +98,7 @@ class Lane:
         self.keys: collections.OrderedDict[Any, None] = collections.OrderedDict()
         self.kept: dict[int, Any] = {}  # id -> module-level function or class the lane takes (``admits``)
         self.positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
+        self.positional_only = frozenset(p.name for p in params if p.kind is p.POSITIONAL_ONLY)
         self.kwonly = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
         self.ndynamic = sum(p.name not in layout.static for p in params)
         self.statics = [p.name for p in params if p.name in layout.static]
@@ -149,13 +150,16 @@ class Lane:
     def canonical(self, pos: tuple[Any, ...], kwonly: dict[str, Any],
                   rest: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The call rebuilt from the lane's bound parameters: positionals up to the first one left out, the others by
-        name (so the general path binds it as the caller's call, and fails it with the same message)."""
+        name (so the general path binds it as the caller's call, and fails it with the same message). A
+        positional-only parameter past one left out holds its Static default, which the lane filled in (no call can
+        give it): left out too."""
         given = len(pos)
         for i, value in enumerate(pos):
             if value is _codegen.NO:
                 given = i
                 break
-        kwargs = {n: v for n, v in zip(self.positional[given:], pos[given:]) if v is not _codegen.NO}
+        kwargs = {n: v for n, v in zip(self.positional[given:], pos[given:])
+                  if v is not _codegen.NO and n not in self.positional_only}
         kwargs.update((n, v) for n, v in kwonly.items() if v is not _codegen.NO)
         return pos[:given] + rest, kwargs
 

@@ -85,6 +85,30 @@ def argnums_into_varargs(function: str, signature: inspect.Signature, nums: Any,
     return tuple(_positions(function, signature, nums, option, into_varargs=True))
 
 
+def program_extras(count: int, static_extras: Iterable[int]) -> tuple[int, ...]:
+    """The one rule for options that reach into ``*args``, which every transform follows.
+
+    A position given by the user (``static_argnums``, ``donate_argnums``, an entry of ``in_axes``) counts every
+    positional argument of the call as the caller wrote it, static ones included, exactly as ``jax.jit`` and
+    ``jax.pmap`` count them: position ``len(named) + k`` is the ``*args`` extra ``k`` (``argnums_into_varargs``), and
+    ``k`` counts every extra, static ones included. The program jaxstatic builds for a call takes only the dynamic
+    extras, in order: this gives, for a call with ``count`` extras of which ``static_extras`` are static, the user's
+    ``k`` of each of the program's extras (program extra ``j`` is ``program_extras(...)[j]``). So a donated extra
+    ``k`` is program argument ``first + program_extras(...).index(k)``, and an error names program extra ``j`` as
+    ``args[program_extras(...)[j]]``, the index the caller wrote. A tuple over the dynamic arguments (``jax.jit``'s
+    ``in_shardings``) gives its entries past the named parameters to these extras in this order."""
+    static = frozenset(static_extras)
+    return tuple(k for k in range(count) if k not in static)
+
+
+def program_extra(k: int, static_extras: Iterable[int]) -> int:
+    """The index among a program's extras of the user's dynamic ``*args`` extra ``k``: ``program_extras(count,
+    static_extras).index(k)`` for every call long enough to give it. One program serves calls of any length (those
+    with the same static extras given), so a donated extra's position is this, whatever the call's length; ``jax.jit``
+    leaves out a position past a call's arguments."""
+    return k - sum(1 for s in frozenset(static_extras) if s < k)
+
+
 def _positions(function: str, signature: inspect.Signature, nums: Any, option: str,
                into_varargs: bool) -> list[str | int]:
     names = positional(signature)
@@ -343,5 +367,6 @@ def into_extras(names: list[str], static: frozenset[str], value: tuple[Any, ...]
 
 __all__ = ["ANY_CALL", "JAX_JIT_CACHE_SIZE", "OptionError", "Options", "ParamOptions", "argnums_into_varargs",
            "as_tuple", "check_argnames", "check_cache_size", "check_callable", "check_max_traces", "check_not_static",
-           "into_extras", "names_of_argnums", "own", "own_options", "per_parameter", "positional",
+           "into_extras", "names_of_argnums", "own", "own_options", "per_parameter", "positional", "program_extra",
+           "program_extras",
            "resolve_param_options"]

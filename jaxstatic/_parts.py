@@ -34,11 +34,12 @@ Generated = dict[str, Callable[..., Any]]
 class Slot:
     """What one program's body needs: its key, and the caller's own static values while the caller traces it."""
 
-    __slots__ = ("key", "local")
+    __slots__ = ("key", "local", "traced")
 
     def __init__(self, key: Any) -> None:
         self.key = key
         self.local = threading.local()
+        self.traced = False  # the body returned from a counted trace: the program is JAX's to keep, whatever follows
 
 
 class Miss:
@@ -101,7 +102,7 @@ class Miss:
             try:
                 owner._finish(self.key, self, ok=True)
             except BaseException:
-                owner._failed(self._plan(), self.args, self.kwargs)
+                owner._failed(self._plan(), self.args, self.kwargs, ran=True)
                 raise
         return result
 
@@ -159,7 +160,7 @@ class Finishes(Protocol):
     """What ends a miss: the core's programs (``_programs.Programs`` satisfies it)."""
 
     def _finish(self, key: Any, miss: Miss, ok: bool) -> None: ...
-    def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None: ...
+    def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], ran: bool = False) -> None: ...
     def _dynamic_error(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any],
                        err: TypeError) -> TypeError: ...
 

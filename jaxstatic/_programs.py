@@ -4,8 +4,9 @@ a failed call do.
 A miss traces without any function-wide lock: an in-flight entry per key makes equal keys trace once while other
 keys trace in parallel, and a recursive call with the same key inside its own trace reuses the program being
 traced. The least recently used program is evicted past ``cache_size`` (its key's hash kept, to explain the retrace
-it causes). Faults leave nothing behind: a call that raises is not cached, not counted as a trace or a hit, and
-forgets its static values; a dynamic value JAX cannot trace is named by its parameter and path.
+it causes). Faults leave nothing behind: a call that raises while it is traced is not cached, not counted as a trace
+or a hit, and forgets its static values; a dynamic value JAX cannot trace is named by its parameter and path. A call
+whose trace ended but that JAX refused to run keeps its program, as ``jax.jit`` keeps its trace (``_finish``).
 """
 
 from __future__ import annotations
@@ -119,7 +120,9 @@ class Programs:
         woken; a program that traced is cached (and, where a jit counts the traces, its build counted)."""
         with self._lock:
             self._inflight.pop(key, None)
-            evicted = self._insert(key, miss.cached, miss.slot) if ok else []
+            # A call refused after its body traced (JAX refused to run it: a buffer donated twice, a deleted one)
+            # keeps its program, as jax.jit keeps its trace: JAX's own caches decide what a retry traces again.
+            evicted = self._insert(key, miss.cached, miss.slot) if ok or miss.slot.traced else []
         assert miss.event is not None
         miss.event.set()
         let_go(evicted)
@@ -165,13 +168,14 @@ class Programs:
         return uncomparable_error(self._name, plan.statics[0][0], statics[plan.statics[0][0]], err) \
             if plan.statics else err
 
-    def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """A call raised: it is no hit, and its static values are not kept."""
+    def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], ran: bool = False) -> None:
+        """A call raised: it is no hit, and its static values are not kept. ``ran``: it raised after its program
+        returned (the buffers it donated are consumed, so its deleted arrays say nothing of its arguments)."""
         next(self._stats.failures)
         for value in plan.static_values(args, kwargs).values():
             self._memo.discard(value)
-        # JAX's error about a deleted or donated buffer, raised again naming the parameter and path
-        _donate_errors.explain_failure(self._name, plan, args, kwargs, frozenset(self._hooks._params().donate))
+        if not ran:  # JAX's error about a deleted or donated buffer, raised again naming the parameter and path
+            _donate_errors.explain_failure(self._name, plan, args, kwargs, self._hooks._params())
 
     def _failed_dynamic(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], err: TypeError) -> TypeError:
         self._failed(plan, args, kwargs)

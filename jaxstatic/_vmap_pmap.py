@@ -286,6 +286,11 @@ class PmapFunction(StaticFunction[_P, _R]):
         self._known_params = _donate.with_declared(self._fn, self._name, layout.signature, layout.static,
                                                    self._params())  # Donate[...] marks join donate_argnums
         _options.check_not_static(self._name, self._params().donate, layout.static, "donate_argnums")
+        if self._params().donate_extras:  # jax.pmap would donate that extra; refused rather than silently kept
+            k = min(self._params().donate_extras)
+            raise option_error("donate_argnums", self._name, f"reaches into *args (its extra {k}), which js.pmap "
+                               "cannot donate: it passes the extras to jax.pmap together, as one tuple",
+                               "Donate a named parameter: declare it in the signature.")
         self._axes = resolve_in_axes(self._name, layout, self._opts.in_axes)
 
     def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:

@@ -197,6 +197,18 @@ def test_defaults_and_positional_only_parameters_in_the_lane() -> None:
     assert f(x, -1, 0.5).tolist() == [-0.5]
 
 
+def test_a_positional_only_static_left_to_its_default_after_one_left_out(hit_path: str) -> None:
+    # The lane fills in the Static default, which no call can give once an earlier positional-only one is left out:
+    # the general path, which takes the call, gets it left out too.
+    @js.jit
+    def f(y: Any = 0.5, n: Static[int] = 1, /, *, x: jax.Array) -> jax.Array:
+        return x + y + n
+
+    for _ in range(3):
+        assert f(x=jnp.ones(2)).tolist() == [2.5, 2.5]
+    assert f.trace_count == 1
+
+
 def test_concurrent_first_calls_of_one_key_trace_once() -> None:
     f, _ = _counted()
     x = jnp.ones(1)
