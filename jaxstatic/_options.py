@@ -101,6 +101,13 @@ def program_extras(count: int, static_extras: Iterable[int]) -> tuple[int, ...]:
     return tuple(k for k in range(count) if k not in static)
 
 
+def dynamic_entries(entries: tuple[Any, ...], static_extras: Iterable[int]) -> tuple[Any, ...]:
+    """A tuple with one entry per ``*args`` extra as the caller counts them (``in_axes`` over every positional
+    argument, as ``jax.pmap`` counts them): the entries of the program's extras, in order, those at the static extras
+    left out (``program_extras``)."""
+    return tuple(entries[k] for k in program_extras(len(entries), static_extras))
+
+
 def program_extra(k: int, static_extras: Iterable[int]) -> int:
     """The index among a program's extras of the user's dynamic ``*args`` extra ``k``: ``program_extras(count,
     static_extras).index(k)`` for every call long enough to give it. One program serves calls of any length (those
@@ -367,6 +374,5 @@ def into_extras(names: list[str], static: frozenset[str], value: tuple[Any, ...]
 
 __all__ = ["ANY_CALL", "JAX_JIT_CACHE_SIZE", "OptionError", "Options", "ParamOptions", "argnums_into_varargs",
            "as_tuple", "check_argnames", "check_cache_size", "check_callable", "check_max_traces", "check_not_static",
-           "into_extras", "names_of_argnums", "own", "own_options", "per_parameter", "positional", "program_extra",
-           "program_extras",
-           "resolve_param_options"]
+           "dynamic_entries", "into_extras", "names_of_argnums", "own", "own_options", "per_parameter", "positional",
+           "program_extra", "program_extras", "resolve_param_options"]

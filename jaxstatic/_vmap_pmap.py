@@ -304,7 +304,8 @@ class PmapFunction(StaticFunction[_P, _R]):
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         names = program_names(plan)
-        in_axes = tuple(self._axes.of(n) for n in names)  # *args/**kwargs extras reach JAX packed, one entry each
+        sources = dict(plan.dynamics)  # *args/**kwargs extras reach JAX packed, one entry each
+        in_axes = tuple(_packed_axes(self._axes.of(n), sources[n]) for n in names)
         donate = tuple(i for i, name in enumerate(names) if name in self._params().donate)
         options = dict(self._opts.jax, in_axes=in_axes, donate_argnums=donate)
         program = packed(plan, _weakly(body), lambda f: _pmapped(f, options))
@@ -312,6 +313,14 @@ class PmapFunction(StaticFunction[_P, _R]):
             return _Held(program, body)
         held = _DonatingHeld(program, body, donate)
         return _donate.recording(held, self._name, [(i, names[i]) for i in donate], None)
+
+
+def _packed_axes(axes: Any, src: Any) -> Any:
+    """A parameter's axes as its program takes them: for ``*args`` given a tuple over every extra, the static ones'
+    (``static_broadcasted_argnums`` into ``*args``) left out, as the program's tuple leaves them out."""
+    if src.kind != "varpos" or not src.skip or not isinstance(axes, tuple):
+        return axes
+    return _options.dynamic_entries(axes, [i - src.index for i in src.skip])
 
 
 class _Held:

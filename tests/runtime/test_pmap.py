@@ -167,6 +167,21 @@ def test_a_tuple_over_args_gives_entry_i_to_argument_i() -> None:
     np.testing.assert_array_equal(dynamic_only(x, 3, x, x), (x + x + x) * 3)
 
 
+def test_a_tuple_over_args_skips_the_extras_made_static_by_position() -> None:
+    """As ``jax.pmap``: ``static_broadcasted_argnums`` into ``*args`` and a tuple ``in_axes`` count the same
+    positions, so an extra made static takes its entry (None) and the extras after it keep theirs."""
+
+    def f(x: jax.Array, *args: Any) -> jax.Array:
+        return x + args[0] * args[2] + (1 if args[1] == "s" else 0)
+
+    x, a = jnp.ones((N, 3)), jnp.arange(N * 3, dtype=jnp.float32).reshape(N, 3)
+    for axes, c in [((0, 0, None, None), jnp.full((3,), 2.0)), ((0, 0, None, 0), jnp.full((N, 3), 2.0))]:
+        ours = js.pmap(f, static_broadcasted_argnums=(2,), in_axes=axes, devices=DEVICES)
+        theirs = jax.pmap(f, static_broadcasted_argnums=(2,), in_axes=axes, devices=DEVICES)
+        np.testing.assert_array_equal(ours(x, a, "s", c), theirs(x, a, "s", c))
+        np.testing.assert_array_equal(ours(x, a, "s", c), x + a * 2.0 + 1)
+
+
 def test_no_devices_is_jax_pmap_s_error_when_applied() -> None:
     with pytest.raises(ValueError, match="'devices' argument to pmap must be non-empty, or None"):
         js.pmap(lambda x: x, devices=[])
