@@ -63,7 +63,10 @@ def eager_shards() -> bool:
     ``jax.experimental.shard_map`` before ``jax.shard_map``), where a trace that compiles it would be a jaxpr's."""
     from jax._src import core  # trace_ctx: the current trace, since JAX 0.4.36
 
-    return type(getattr(core.trace_ctx, "trace", None)).__name__ == "ShardMapTrace"
+    trace = getattr(core.trace_ctx, "trace", None)
+    if type(trace).__name__ == "RewriteTrace":  # JAX before 0.6's replication check, over the trace it rewrites
+        trace = getattr(trace, "parent_trace", None)
+    return type(trace).__name__ == "ShardMapTrace"
 
 
 def shard_map(f: Callable[..., Any], *, in_specs: Any, out_specs: Any, mesh: Any, axis_names: Set[Any],

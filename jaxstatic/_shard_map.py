@@ -172,8 +172,9 @@ class ShardMapFunction(StaticFunction[_P, _R]):
             _options.check_not_static(self._name, in_specs, layout.static, "in_specs")
         by_name = by_parameter(self._name, layout, in_specs, "in_specs", over_all=True)
         for name in layout.static & by_name.keys():
-            if by_name[name] is not None:  # None: as JAX's, static
-                raise option_error("in_specs", self._name, f"gives {name!r} the spec {by_name[name]!r}, but {name!r} "
+            if (spec := by_name[name]) is not None:  # None: as JAX's, static
+                said = _compat.spec_text(spec) if isinstance(spec, PartitionSpec) else repr(spec)
+                raise option_error("in_specs", self._name, f"gives {name!r} the spec {said}, but {name!r} "
                                    "is Static, so it is never sharded", f"Give {name!r} None (or leave it out), or "
                                    "make it dynamic.")
         required = [p.name for p in layout.signature.parameters.values()
