@@ -156,7 +156,7 @@ def test_a_tuple_over_args_gives_entry_i_to_argument_i() -> None:
     """As ``jax.pmap``: a tuple ``in_axes`` counts every positional argument, ``*args`` extras included."""
     x, y = jnp.arange(N, dtype=jnp.float32), jnp.float32(2.0)
     ours = js.pmap(lambda *xs: sum(xs), in_axes=(0, None), devices=DEVICES)
-    np.testing.assert_array_equal(ours(x, y), jax.pmap(lambda *xs: sum(xs), in_axes=(0, None))(x, y))
+    np.testing.assert_array_equal(ours(x, y), jax.pmap(lambda *xs: sum(xs), in_axes=(0, None), devices=DEVICES)(x, y))
 
     def scaled(x: jax.Array, k: Static[int], *rest: jax.Array) -> jax.Array:
         return (x + sum(rest)) * k
