@@ -35,6 +35,12 @@ _ARROW = re.compile(r": (.*) -> (.*)$")
 READS_JAX = JAX_VERSION >= (0, 10)
 
 
+def _reads(theirs: str) -> bool:
+    """Whether JAX's words are held to the facts: on the JAX they were read from and newer, where JAX explains the
+    miss at all (JAX 0.12 says "cache miss explanation unavailable" of a changed static object)."""
+    return READS_JAX and "explanation unavailable" not in theirs
+
+
 class _JaxLog(logging.Handler):
     def __init__(self) -> None:
         super().__init__()
@@ -84,7 +90,7 @@ def _check(ours: tuple[str, ...], theirs: str, *facts: str) -> None:
     """Every fact is in both explanations; each of jaxstatic's lines has two different sides, and none shows an
     address or an internal class."""
     for fact in facts:
-        assert not READS_JAX or fact in theirs, (fact, theirs)
+        assert not _reads(theirs) or fact in theirs, (fact, theirs)
         assert any(fact in line for line in ours), (fact, ours)
     for line in ours:
         assert "0x" not in line and "_Leaf" not in line, line
@@ -119,7 +125,7 @@ def test_a_partial_whose_keyword_changed_names_both_values() -> None:
                                          functools.partial(gelu, approximate=False)])
     assert ours == ("act.keywords['approximate']: True -> False",)
     _check(ours, theirs, "True", "False")
-    assert not READS_JAX or ("approximate=True" in theirs and "approximate=False" in theirs)
+    assert not _reads(theirs) or ("approximate=True" in theirs and "approximate=False" in theirs)
 
 
 def test_a_partial_built_again_equal_says_define_it_once() -> None:
@@ -219,14 +225,14 @@ class Slotted:
 def test_a_class_with_eq_and_hash_and_the_default_repr_names_the_attribute() -> None:
     ours, theirs = _side_by_side("cfg", [EqCfg(2, 4), EqCfg(3, 4)])
     assert ours == ("cfg.depth: 2 -> 3",)
-    assert not READS_JAX or "EqCfg object at 0x" in theirs  # JAX's sides: two addresses
+    assert not _reads(theirs) or "EqCfg object at 0x" in theirs  # JAX's sides: two addresses
     _check(ours, theirs)
 
 
 def test_a_repr_that_hides_the_field_that_changed() -> None:
     ours, theirs = _side_by_side("cfg", [Hidden(2, 4), Hidden(2, 5)])
     assert ours == ("cfg.width: 4 -> 5",)
-    assert not READS_JAX or theirs.count("Hidden(depth=2)") == 2  # JAX's two sides read the same
+    assert not _reads(theirs) or theirs.count("Hidden(depth=2)") == 2  # JAX's two sides read the same
     _check(ours, theirs)
 
 
@@ -273,7 +279,7 @@ def test_a_dataclass_field_with_compare_false_is_left_out() -> None:
     ours, theirs = _side_by_side("cfg", [WithLog(2, lambda: 1), WithLog(3, lambda: 2)])
     assert ours == ("cfg.depth: 2 -> 3",)
     _check(ours, theirs, "2", "3")
-    assert not READS_JAX or ("depth=2" in theirs and "depth=3" in theirs)
+    assert not _reads(theirs) or ("depth=2" in theirs and "depth=3" in theirs)
 
 
 class Wrapper:
@@ -308,7 +314,7 @@ def test_a_frozen_pydantic_model_names_the_field() -> None:
     ours, theirs = _side_by_side("cfg", [Cfg(depth=2, lr=0.1), Cfg(depth=2, lr=0.2)])
     assert ours == ("cfg.lr: 0.1 -> 0.2",)
     _check(ours, theirs, "0.1", "0.2")
-    assert not READS_JAX or ("lr=0.1" in theirs and "lr=0.2" in theirs)
+    assert not _reads(theirs) or ("lr=0.1" in theirs and "lr=0.2" in theirs)
 
 
 def test_a_frozen_config_dict_names_the_key() -> None:
@@ -326,7 +332,7 @@ def test_an_optional_argument_given_after_none_says_what_was_passed() -> None:
     ours, theirs = _side_by_side("mask", [None, np.ones(3, np.float32)], static=False)
     assert ours == ("mask: None -> an array float32[3]",)
     _check(ours, theirs, "None")
-    assert not READS_JAX or "NoneType" in theirs
+    assert not _reads(theirs) or "NoneType" in theirs
     ours, theirs = _side_by_side("mask", [np.ones(3, np.float32), None], static=False)
     assert ours == ("mask: an array float32[3] -> None",)
 
