@@ -205,10 +205,8 @@ def find_or_make(cls: type, make: Callable[..., Any], fn: Any, args: tuple[Any, 
                 holder[key] = made  # the most recently used last
                 return made._handle(fn)
         closed = _closures.read(base) if key[2] is None else None
-        if closed is not None:
-            joined = _join(base, key, closed, fn)
-            if joined is not None:
-                return joined
+        if closed is not None and (joined := _join(base, key, closed, fn)) is not None:
+            return joined
     made = make(fn, *args, **kwargs)
     made._made = (args, kwargs)  # what pickling by value rebuilds it from, with its function
     if found is None:
