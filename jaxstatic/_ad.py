@@ -1,7 +1,7 @@
 """``grad``, ``value_and_grad``, ``checkpoint``/``remat``, ``custom_vjp`` and ``custom_jvp``: JAX's autodiff
 transforms with static parameters declared by ``Static[...]`` and undifferentiated ones by ``NoDiff[...]``.
 
-Design: as for ``jit``, one JAX program per frozen static key (``_programs``), each JAX's own transform of a body whose
+Design: as for ``jit``, one JAX program per frozen static key (``_parts.Programs``), each JAX's own transform of a body whose
 static values are fixed. Static values never reach JAX, so they need not be hashable, and ``argnums`` never has to
 count around them: options naming parameters are resolved to names at decoration and re-indexed, by name, onto each
 program's arguments. None of these transforms counts traces: under ``js.jit`` the jit counts them, once per static
@@ -24,9 +24,9 @@ from typing_extensions import ParamSpec
 from . import _options
 from ._custom import CustomJVPFunction, CustomVJPFunction
 from ._errors import missing_argument_error, missing_extra_error, option_error
-from ._parts import Slot
+from ._miss import is_traceable
+from ._parts import KeyState
 from ._plan import Layout, Plan
-from ._programs import is_traceable
 from ._transform import StaticFunction
 
 _P = ParamSpec("_P", contravariant=True)  # type: ignore[misc]  # a callable's parameters: see _transform
@@ -52,7 +52,7 @@ class GradFunction(StaticFunction[_P, _R]):
     """A function differentiated by ``jaxstatic.grad``. Call it like the function it wraps; it returns the gradient
     with respect to the differentiated parameter(s) (a tuple when ``argnums``/``argnames`` is a sequence)."""
 
-    _transform = "grad"
+    _transform_name = "grad"
     _counts_traces = False
     _jax_transform: Callable[..., Any] = staticmethod(jax.grad)  # what differentiates the body
     _options_type: ClassVar[type[_options.Options]] = GradOptions
@@ -100,14 +100,14 @@ class GradFunction(StaticFunction[_P, _R]):
                                    "differentiated)", f"Drop {name!r} from {option}, or remove its NoDiff mark.")
         self._diff = names
 
-    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+    def _build(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         named = [name for name, src in plan.dynamics if src.kind not in ("varpos", "varkw")]
         extras = next((plan.nargs - src.index for _, src in plan.dynamics if src.kind == "varpos"), 0)
         for name in self._diff:
             if isinstance(name, str) and name not in named:
-                raise missing_argument_error(self._transform, self._name, name)
+                raise missing_argument_error(self._transform_name, self._name, name)
             if isinstance(name, int) and name >= extras:
-                raise missing_extra_error(self._transform, self._name, self._varargs(), name, extras)
+                raise missing_extra_error(self._transform_name, self._name, self._varargs(), name, extras)
         # a *args extra by its position among them: they follow the named values, one argument each
         argnums = tuple(named.index(n) if isinstance(n, str) else len(named) + n for n in self._diff)
         program = self._jax_transform(body, argnums=argnums[0] if self._single else argnums, **self._opts.jax)
@@ -122,7 +122,7 @@ class ValueAndGradFunction(GradFunction[_P, _R]):
     """A function transformed by ``jaxstatic.value_and_grad``: calls return ``(value, gradient)``, and
     ``((value, aux), gradient)`` with ``has_aux``."""
 
-    _transform = "value_and_grad"
+    _transform_name = "value_and_grad"
     _jax_transform = staticmethod(jax.value_and_grad)
 
 
@@ -152,7 +152,7 @@ def _checked_call(program: Callable[..., Any], diff: frozenset[int], *dyn: Any, 
 class CheckpointFunction(StaticFunction[_P, _R]):
     """A function rematerialized by ``jaxstatic.checkpoint``. Call it like the function it wraps."""
 
-    _transform = "checkpoint"
+    _transform_name = "checkpoint"
     _counts_traces = False
     # its record is the base one: static_argnums/static_argnames are its fields, prevent_cse and policy JAX's
 
@@ -166,7 +166,7 @@ class CheckpointFunction(StaticFunction[_P, _R]):
             options["static_argnames"] = static_argnames
         super().__init__(fn, options)
 
-    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+    def _build(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         return jax.checkpoint(body, **self._opts.jax)
 
 

@@ -12,32 +12,32 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from . import _codegen, _explain, _freeze, _lane, _naming
-from ._lane import jit_disabled
-from ._parts import Hooks, Slot
+from . import _codegen, _explain, _freeze, _naming
+from ._compat import jit_disabled
+from ._parts import KeyState, Transform
 from ._plan import Plan
 from ._stats import TraceStats
 
 
-def traced_body(hooks: Hooks, stats: TraceStats, why_again: Callable[[Any], str], plan: Plan,
-                slot: Slot) -> Callable[..., Any]:
-    """The function JAX traces for one static key of ``hooks``'s transform: it rebuilds the user's call from the
+def traced_body(transform: Transform, stats: TraceStats, why_again: Callable[[Any], str], plan: Plan,
+                state: KeyState) -> Callable[..., Any]:
+    """The function JAX traces for one static key of ``transform``: it rebuilds the user's call from the
     dynamic values. It holds the transform, which holds the user's function weakly where the function is shared
-    (``_shared``), never a handle; ``why_again(key)`` says why a key traces again (``Programs._why_again``)."""
-    layout, key = plan.layout, slot.key
+    (``_shared``), never a handle; ``why_again(key)`` says why a key traces again (``Programs.why_again``)."""
+    layout, key = plan.layout, state.key
     from . import _hidden  # loaded by the first program built, not with jaxstatic
 
-    transform = f"jaxstatic.{hooks._transform}"
+    label = f"jaxstatic.{transform._transform_name}"
     named, varpos, varkw = _dynamic_names(plan)
     labels = [name for name, _ in plan.statics]
-    counts = hooks._counts_traces
+    counts = transform._counts_traces
 
     def body(*dyn: Any, **dynkw: Any) -> Any:
         # the function itself, unless a decorator hides Static parameters; read at each trace (a call runs
         # through an object holding it), never held by the program
-        fn = hooks._traced_fn()
-        call = _hidden.explaining(fn, layout.static, transform)
-        statics = statics_of(plan, slot)
+        fn = transform._traced_fn()
+        call = _hidden.explaining(fn, layout.static, label)
+        statics = statics_of(plan, state)
         dynamic: dict[str, Any] = dict(zip(named, dyn))
         if varpos is not None:
             dynamic[varpos] = dyn[len(named):]
@@ -46,20 +46,20 @@ def traced_body(hooks: Hooks, stats: TraceStats, why_again: Callable[[Any], str]
         call_args, call_kwargs = layout.assemble(dynamic, statics, defaults=False)
         if not counts:
             return call(*call_args, **call_kwargs)
-        if jit_disabled() or getattr(slot.local, "eager", False):  # eager: shard_map's body over concrete shards
-            return _lane.eager(stats, call, call_args, call_kwargs)
+        if jit_disabled() or getattr(state.local, "eager", False):  # eager: shard_map's body over concrete shards
+            return stats.run_eagerly(call, call_args, call_kwargs)
         signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)), dynamic.items())
         before = _containers(statics)
         # counted in the body itself (``TraceStats.tracing``), as the lane's body is
         with stats.tracing(signature, why_again(key)):
             out = call(*call_args, **call_kwargs)
-        slot.traced = True
-        hooks._after_trace(fn)
+        state.traced = True
+        transform._after_trace(fn)
         if before:
             _changed_by_body(stats, statics, before)
         return out
 
-    _naming.name_program(body, hooks._fn, hooks._name, _program_signature(named, varpos, varkw))
+    _naming.name_program(body, transform._fn, transform._name, _program_signature(named, varpos, varkw))
     return body
 
 
@@ -87,12 +87,12 @@ def _changed_by_body(stats: TraceStats, statics: dict[str, Any], before: dict[st
             continue
 
 
-def statics_of(plan: Plan, slot: Slot) -> dict[str, Any]:
+def statics_of(plan: Plan, state: KeyState) -> dict[str, Any]:
     """The static values of a program, by parameter name: the caller's own objects while the caller's call traces
     it; on a retrace for new shapes, values equal to them (same types, order and bits), rebuilt from the key."""
-    statics = getattr(slot.local, "statics", None)
+    statics = getattr(state.local, "statics", None)
     if statics is None:
-        statics = dict(zip([name for name, _ in plan.statics], map(_freeze.thaw, _codegen.static_keys(slot.key))))
+        statics = dict(zip([name for name, _ in plan.statics], map(_freeze.thaw, _codegen.static_keys(state.key))))
     return statics
 
 

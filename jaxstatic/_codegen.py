@@ -128,7 +128,7 @@ def _indent(lines: list[str]) -> list[str]:
 
 
 def _miss_lines(miss: str, p: str = "") -> list[str]:
-    """The ``_parts.Miss`` that the expression ``miss`` gives, run in the generated function's own frame (why:
+    """The ``_miss.Miss`` that the expression ``miss`` gives, run in the generated function's own frame (why:
     ``Miss``). ``p`` prefixes the names it sets (the lane's ``__call__`` has the user's parameters for locals)."""
     return [f"{p}miss = {miss}", "try:", f"    {p}result = {p}miss.program(*{p}miss.pos, **{p}miss.kw)",
             f"except BaseException as {p}err:", f"    {p}raised = {p}miss.fail({p}err)", f"    if {p}raised is {p}err:",

@@ -45,6 +45,11 @@ INFER: Any = (inspect.signature(jax.shard_map).parameters["in_specs"].default if
 import path for it)."""
 
 
+def jit_disabled() -> bool:
+    """Whether ``jax.disable_jit()`` is on: jit runs the function as plain Python."""
+    return bool(jax.config.jax_disable_jit)  # type: ignore[attr-defined]
+
+
 def shard_map_needs(mesh: Any, in_specs: Any) -> str | None:
     """What a ``shard_map`` with these options needs that this JAX lacks (``None``: nothing). Before
     ``jax.shard_map``, ``jax.experimental.shard_map`` takes an explicit mesh and explicit specs."""
@@ -198,6 +203,6 @@ def trace_context() -> tuple[tuple[str, ...], tuple[Any, ...]]:
     return tuple(n for n, _ in states), tuple(s.value for _, s in states)
 
 
-__all__ = ["HAS_SHARD_MAP", "INFER", "JAX_FLOOR", "JAX_VERSION", "LANE", "SHARD_MAP_VERSION", "eager_shards",
+__all__ = ["jit_disabled", "HAS_SHARD_MAP", "INFER", "JAX_FLOOR", "JAX_VERSION", "LANE", "SHARD_MAP_VERSION", "eager_shards",
            "register_dataclass", "register_jax_cache",
            "shard_map", "shard_map_needs", "spec_text", "trace_context", "typeof", "vmap"]

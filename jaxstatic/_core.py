@@ -1,11 +1,11 @@
-"""A jaxstatic function's core (``Core``): its programs (``_programs``), and here its call shapes: how each shape of
-call (how many positional values, which keywords) splits into static and dynamic values, and the code that
-dispatches it.
+"""A jaxstatic function's core (``Core``): its call shapes, how each shape of call (how many positional values, which
+keywords) splits into static and dynamic values, the code that dispatches it, and its programs by key (a
+``_parts.Programs``; a key not there is a miss, ``_miss``).
 
 A shape met for the first time gets its ``Plan`` (``_plan``) and generated code (``_codegen``) that builds the flat
 static key and looks the program up; the first positional shape becomes the function's own ``__call__`` (a class of
 its own per function, ``_specialize``), and each shape met gets a hit in C where the extension is built
-(``_compiled``). Functions that can take the exact-key lane (``_lane``) take it on their first call.
+(``_c_hits``). Functions that can take the exact-key lane (``_lane``) take it on their first call.
 """
 
 from __future__ import annotations
@@ -16,25 +16,30 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from . import _codegen, _compiled, _freeze, _lane, _options, _typecheck
+from . import _c_hits, _codegen, _freeze, _lane, _miss, _options, _typecheck
 from ._errors import non_static_error
-from ._parts import Dispatch, Generated, Hooks, Miss, Slot
+from ._memo import IdentityMemo
+from ._parts import Dispatch, Generated, KeyState, Programs, Transform, let_go
 from ._plan import Plan
-from ._programs import Programs
 from ._stats import TraceStats
 
 
-class Core(Programs):
-    """The core of a jaxstatic function: what every handle of it shares (``_shared``). Its programs, their keys and
-    their misses (``Programs``); here, its call shapes, the dispatch of each, the exact-key lane, and the class and
-    hit in C its handles share. Made by the transform (``StaticFunction``), which it asks for what differs per
-    transform through ``Hooks``; it holds the transform, never a handle (a handle holds the user's function, which
-    holds a shared core)."""
+class Core:
+    """The core of a jaxstatic function: what every handle of it shares (``_shared``): its call shapes, the
+    dispatch of each, its programs by key (``Programs``), the exact-key lane, and the class and hit in C its handles
+    share. Made by the transform (``StaticFunction``), which it asks for what differs per transform through
+    ``_parts.Transform``; it holds the transform, never a handle (a handle holds the user's function, which holds a
+    shared core)."""
 
-    def __init__(self, hooks: Hooks, stats: TraceStats) -> None:
-        super().__init__(hooks, stats)
-        self._plans: dict[int, Dispatch] = {}  # positional calls, by len(args)
-        self._kw_plans: dict[tuple[str, ...], Dispatch] = {}  # keyword calls, by names: the latest nargs seen
+    def __init__(self, transform: Transform, stats: TraceStats) -> None:
+        self._transform = transform  # its options, and how it builds a program
+        self._name = transform._name  # the function by name, as errors print it (``_naming.display_name``)
+        self._stats = stats
+        self._programs = Programs(stats)
+        self._memo = IdentityMemo()  # static containers remembered by identity (``_memo``)
+        self._lane: _lane.Lane | None = None  # the exact-key lane, once the first call shows it can be taken
+        self._by_nargs: dict[int, Dispatch] = {}  # dispatchers of positional calls, by len(args)
+        self._by_keywords: dict[tuple[str, ...], Dispatch] = {}  # of keyword calls, by names: the latest nargs seen
         self._shapes: dict[Any, tuple[Plan, Generated]] = {}  # every call shape seen
         self._variants: dict[tuple[str, ...], int] = {}  # each set of dynamic parameters seen, numbered (``Plan``)
         self._lane_checked = False  # whether the first call has shown if the lane can be taken
@@ -45,7 +50,7 @@ class Core(Programs):
         shape = (len(args), *kwargs) if kwargs else len(args)
         found = self._shapes.get(shape)
         if found is None:
-            plan = Plan.bind(self._hooks._layout(), len(args), tuple(kwargs), self._variants)
+            plan = Plan.bind(self._transform._layout(), len(args), tuple(kwargs), self._variants)
             if not self._lane_checked:
                 self._install_lane()
             entry = self._lane is None and not kwargs and not any(isinstance(k, int) for k in self._shapes)
@@ -53,7 +58,7 @@ class Core(Programs):
             code = _codegen.generate(plan, namespace, self._name)
             found = self._shapes[shape] = (plan, code)
             if entry:
-                self._specialize(_compiled.key_call(self, plan, code["entry"], namespace))
+                self._specialize(_c_hits.key_call(self, plan, code["entry"], namespace))
         return found
 
     def _with_program(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Any, Any]:
@@ -67,15 +72,16 @@ class Core(Programs):
         next(self._stats.calls)
         if self._lane is not None and self._lane.serves_aot(plan, key):  # the lane's key: its program, traced once
             return plan, key, self._lane.aot(method, plan, args, kwargs)
-        with self._lock:
-            program, slot = self._cache.get(key), self._slots.get(key)
-        made = program is None or slot is None
+        programs = self._programs
+        with programs.lock:
+            program, state = programs.cache.get(key), programs.states.get(key)
+        made = program is None or state is None
         if made:
-            slot = Slot(key)
-            program = self._build(plan, slot)
-        assert slot is not None
+            state = KeyState(key)
+            program = _miss.build(self, plan, state)
+        assert state is not None
         pos, kw = plan.dynamic_values(args, kwargs)
-        local = slot.local
+        local = state.local
         outer, local.statics = getattr(local, "statics", None), plan.static_values(args, kwargs)
         try:
             result = getattr(program, method)(*pos, **kw)
@@ -85,8 +91,30 @@ class Core(Programs):
         finally:
             local.statics = outer
         if made:
-            self._add(key, program, slot)
+            programs.add(key, program, state)
         return plan, key, result
+
+    def _clear(self) -> None:
+        """Drop every program and every static value held for them (``clear_cache()``; ``_release``)."""
+        cleared = self._programs.clear()
+        held = self._memo.clear()
+        let_go(cleared)
+        del held
+
+    def _release(self) -> None:
+        """The function this core was kept in is gone (``_shared``): its programs go now (JAX's hold the arrays the
+        function captured), not when the garbage collector finds the core."""
+        self._clear()
+        if self._lane is not None:
+            getattr(self._lane.program, "clear_cache", lambda: None)()
+
+    def _cache_size(self) -> int:
+        """The entries of JAX's dispatch caches held for this function, as ``jax.jit`` objects' ``_cache_size()``
+        counts its own: one per static key and shapes of the dynamic values (``cache_info().currsize`` counts
+        programs, one per static key)."""
+        own = [p for p in list(dict.values(self._programs.cache)) if not getattr(p, "lane", False)]  # none hashed
+        lane = [] if self._lane is None else [self._lane.program]
+        return sum(int(getattr(p, "_cache_size", lambda: 1)()) for p in own + lane)
 
     def _clear_cache(self) -> None:
         """``clear_cache()``: the programs dropped (``_clear``), the traces' signatures with them, and the lane's
@@ -101,21 +129,21 @@ class Core(Programs):
 
     def _install_lane(self) -> None:
         """Take the exact-key lane (``_lane``) if this function can: its ``__call__`` becomes the lane's."""
-        with self._lock:
+        with self._programs.lock:
             if self._lane_checked:
                 return
             self._lane_checked = True
-            if self._hooks._takes_lane() and self._stats.options.cache_size == _options.JAX_JIT_CACHE_SIZE and \
-                    _lane.eligible(self._hooks._layout(), _typecheck.declared_types(self._hooks._fn)):
-                self._lane = _lane.Lane(self, self._hooks._lane_program, self._call)
+            if self._transform._takes_lane() and self._stats.options.cache_size == _options.JAX_JIT_CACHE_SIZE and \
+                    _lane.eligible(self._transform._layout(), _typecheck.declared_types(self._transform._fn)):
+                self._lane = _lane.Lane(self, self._transform._lane_program, self._call, _miss.Miss.plain)
                 self._specialize(self._lane.call)
                 self._stats.currsize = self._lane.currsize
 
     def _dispatcher(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dispatch:
         """The dispatcher of this call's shape (``tuple(kwargs)`` costs a third of ``(len(args), *kwargs)``, so
         keyword shapes are found by names alone), made if need be. Returned, not called: the caller calls it (a
-        frame fewer: ``_parts.Miss`` says why that counts)."""
-        dispatch = self._kw_plans.get(tuple(kwargs)) if kwargs else self._plans.get(len(args))
+        frame fewer: ``_miss.Miss`` says why that counts)."""
+        dispatch = self._by_keywords.get(tuple(kwargs)) if kwargs else self._by_nargs.get(len(args))
         return self._new_dispatch(args, kwargs) if dispatch is None else dispatch
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -125,25 +153,34 @@ class Core(Programs):
     def _new_dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dispatch:
         dispatch = self._shape(args, kwargs)[1]["dispatch"]
         if kwargs:
-            self._kw_plans[tuple(kwargs)] = dispatch
+            self._by_keywords[tuple(kwargs)] = dispatch
         else:
-            self._plans[len(args)] = dispatch
-        _compiled.keyword_calls(self)  # a shape met: a hit in C of its own
+            self._by_nargs[len(args)] = dispatch
+        _c_hits.keyword_calls(self)  # a shape met: a hit in C of its own
         return dispatch
 
-    def _call_as_miss(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Miss:
-        """Any call, as a ``Miss`` its caller runs in its own frame, as the dispatcher runs one: the first call of a
-        shape, and the first the lane hands the general path. A shape not met before gets its dispatcher (``_new_dispatch``); a
-        key cached runs its program as a miss that finds it cached does."""
+    def _prepare_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _miss.Miss:
+        """Any call, set up as a ``_miss.Miss`` its caller runs in its own frame, as the dispatcher runs one: the
+        first call of a shape, and the first the lane hands the general path. A shape not met before gets its
+        dispatcher (``_new_dispatch``); a key cached runs its program as a miss that finds it cached does."""
         self._dispatcher(args, kwargs)  # made if need be: later calls of this shape go to it
         plan, code = self._shape(args, kwargs)
         key = code["key"](args, kwargs)
         try:
-            self._cache.get(key)
+            self._programs.cache.get(key)
         except Exception as err:  # as the dispatcher's lookup
-            raise self._uncomparable(plan, key, args, kwargs, err)  # noqa: B904 (chained as the dispatcher's)
+            raise _miss.uncomparable(self, plan, key, args, kwargs, err)  # noqa: B904 (chained as the dispatcher's)
         next(self._stats.calls)
-        return self._miss(plan, key, args, kwargs)
+        return _miss.begin(self, plan, key, args, kwargs)
+
+    def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], ran: bool = False) -> None:
+        """A call raised (``_miss.failed``): for the hit paths, which cannot import ``_miss``."""
+        _miss.failed(self, plan, args, kwargs, ran)
+
+    def _failed_dynamic(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], err: TypeError) -> TypeError:
+        """A call raised ``err``, a ``TypeError``: counted as failed, and a dynamic value JAX cannot trace named."""
+        _miss.failed(self, plan, args, kwargs)
+        return _miss.dynamic_error(self, plan, args, kwargs, err)
 
     def _specialize(self, entry: Callable[..., Any]) -> None:
         """Give this function's objects (its transform and the handles alive) a class of their own whose ``__call__``
@@ -153,37 +190,38 @@ class Core(Programs):
         Python frame (measured: ~150 ns of the ~400 ns jaxstatic adds to a call); other shapes go to their own
         dispatcher (``_dispatcher``), or their own hit in C.
         """
-        cls = self._hooks._unspecialized()
+        cls = self._transform._unspecialized()
         if isinstance(entry, types.FunctionType):  # not a hit in C (_hits), which has a doc of its own
             entry.__doc__ = cls.__call__.__doc__  # StaticFunction's
         new = type(cls.__name__, (cls,), {"__call__": entry, "__module__": cls.__module__,
                                           "__qualname__": cls.__qualname__, "_specialized": True})
         for one in self._instances():
             one.__class__ = new
-            _compiled.attach(one, entry)
+            _c_hits.attach(one, entry)
 
     def _head(self) -> Any:
         """The ``__call__`` this function's objects have now: the class's own where it was specialized, else None
         (the transform's)."""
-        cls = type(self._hooks).__dict__
+        cls = type(self._transform).__dict__
         return cls.get("__call__") if cls.get("_specialized") else None
 
     def _instances(self) -> list[Any]:
         """This function's objects: its transform and the handles alive, one class and one hit in C between them."""
-        return [self._hooks, *(handle for handle in self._alive() if handle is not self._hooks)]
+        return [self._transform, *(handle for handle in self._alive() if handle is not self._transform)]
 
     def _alive(self) -> list[Any]:
         """The handles alive."""
         return [handle for ref in self._handles if (handle := ref()) is not None]
 
     def _unspecialize(self) -> None:
-        cls = self._hooks._unspecialized()
+        cls = self._transform._unspecialized()
         for one in self._instances():
-            _compiled.attach(one, None)
+            _c_hits.attach(one, None)
             one.__class__ = cls
 
     def _namespace(self, plan: Plan) -> dict[str, Any]:
-        move = self._cache.move_to_end
+        cache = self._programs.cache
+        move = cache.move_to_end
 
         def touch(key: Any) -> None:
             try:  # noqa: SIM105 (contextlib.suppress costs ~200 ns on the hit path)
@@ -192,15 +230,15 @@ class Core(Programs):
                 pass
 
         return {
-            "cache": self._cache,
-            "lookup": self._cache.get,
+            "cache": cache,
+            "lookup": cache.get,
             "touch": touch,
             "next_call": self._stats.calls.__next__,
-            "missed": functools.partial(self._miss, plan),
+            "missed": functools.partial(_miss.begin, self, plan),
             "freeze_pair": self._pair_freezer(plan), "remembered": self._memo.remembered,
             "dynamic_error": functools.partial(self._failed_dynamic, plan),
             "failed": functools.partial(self._failed, plan),
-            "uncomparable": functools.partial(self._uncomparable, plan),
+            "uncomparable": functools.partial(_miss.uncomparable, self, plan),
             "reroute": self._reroute, "route": self._dispatcher,
         }
 

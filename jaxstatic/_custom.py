@@ -33,7 +33,7 @@ from ._errors import (
     rule_output_error,
     rule_signature_error,
 )
-from ._parts import Slot
+from ._parts import KeyState
 from ._plan import Layout, Plan
 from ._transform import StaticFunction
 
@@ -152,10 +152,10 @@ class _CustomFunction(StaticFunction[_P, _R]):
     def _resolve(self, layout: Layout) -> None:
         for name, p in layout.signature.parameters.items():
             if p.kind is _Kind.VAR_KEYWORD:
-                raise option_error(self._transform, self._name, f"has a **{name} parameter, which the rules "
+                raise option_error(self._transform_name, self._name, f"has a **{name} parameter, which the rules "
                                    "cannot take by position", "Give those values as named parameters.")
             if p.kind is _Kind.VAR_POSITIONAL and name in layout.nodiff:
-                raise option_error(self._transform, self._name, f"marks *{name} NoDiff", "Mark it Static, "
+                raise option_error(self._transform_name, self._name, f"marks *{name} NoDiff", "Mark it Static, "
                                    "or give the NoDiff values as named parameters.")
         if self._rules is not None:
             self._check_rules(layout, *self._rules)
@@ -164,7 +164,7 @@ class _CustomFunction(StaticFunction[_P, _R]):
         """Check the rules against the signature now when the annotations resolve (else at the first call)."""
         for role, rule in zip(self._roles, rules):
             if not callable(rule):
-                raise rule_not_callable_error(self._transform, self._name, role, rule)
+                raise rule_not_callable_error(self._transform_name, self._name, role, rule)
         with contextlib.suppress(AnnotationError), deferring():
             self._check_rules(self._layout(), *rules)
         self._rules = rules
@@ -205,14 +205,14 @@ class _CustomFunction(StaticFunction[_P, _R]):
             why += f": it cannot take {culprit!r}" if culprit else ""
         name = getattr(rule, "__name__", role)
         call = f"{role}({', '.join([*labels, *(f'{k}=...' for k in keywords)])})"
-        raise rule_signature_error(self._transform, self._name, role, f"{name}{_options._plain(signature)}",
+        raise rule_signature_error(self._transform_name, self._name, role, f"{name}{_options._plain(signature)}",
                                    call, why, fix)
 
-    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+    def _build(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         self._rules_or_error()
         varpos = next((src for _, src in plan.dynamics if src.kind == "varpos"), None)
         if varpos is None:
-            return self._custom(plan, body, slot)
+            return self._custom(plan, body, state)
         # A static key holds which parameters were given, not how many *args extras: one key serves calls with any
         # number of them. The rules take one input per extra, so each number of extras gets a custom rule of its
         # own, as jax.custom_vjp resolves every call anew; reusing another number's would drop or misplace inputs.
@@ -223,18 +223,18 @@ class _CustomFunction(StaticFunction[_P, _R]):
             found = programs.get(len(dyn))
             if found is None:
                 shape = dataclasses.replace(plan, nargs=varpos.index + len(dyn) - named)
-                found = programs.setdefault(len(dyn), self._custom(shape, body, slot))
+                found = programs.setdefault(len(dyn), self._custom(shape, body, state))
             return found(*dyn)
 
         return program
 
-    def _custom(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+    def _custom(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         """The program of one call shape (a fixed number of ``*args`` extras): JAX's custom rule of its inputs."""
         raise NotImplementedError
 
     def _rules_or_error(self) -> tuple[Callable[..., Any], ...]:
         if self._rules is None:
-            raise missing_rule_error(self._transform, self._name, self._define)
+            raise missing_rule_error(self._transform_name, self._name, self._define)
         return self._rules
 
     def _primal(self, inputs: Inputs, body: Callable[..., Any]) -> Callable[..., Any]:
@@ -270,7 +270,7 @@ def _program(custom: Callable[..., Any], inputs: Inputs) -> Callable[..., Any]:
 class CustomVJPFunction(_CustomFunction[_P, _R]):
     """A function with a custom VJP, made by ``jaxstatic.custom_vjp``; define it with ``defvjp(fwd, bwd)``."""
 
-    _transform = "custom_vjp"
+    _transform_name = "custom_vjp"
     _define = "defvjp(fwd, bwd)"
     _roles = ("fwd", "bwd")
 
@@ -292,21 +292,21 @@ class CustomVJPFunction(_CustomFunction[_P, _R]):
             self._check_rule("bwd", bwd, [*labels, "residuals", "g"], [], _fix("bwd", labels, "the residuals and "
                                                                               "the output cotangent", "custom_vjp"))
 
-    def _custom(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+    def _custom(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         inputs, layout = Inputs.of(plan), plan.layout
         custom = jax.custom_vjp(self._primal(inputs, body))
 
         def fwd(*values: Any) -> Any:
-            args, kwargs = layout.assemble(inputs.dynamic(values), statics_of(plan, slot))
+            args, kwargs = layout.assemble(inputs.dynamic(values), statics_of(plan, state))
             pair = self._rules_or_error()[0](*args, **kwargs)
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise rule_output_error(self._transform, self._name, "fwd", _describe(pair),
+                raise rule_output_error(self._transform_name, self._name, "fwd", _describe(pair),
                                         "fwd returns a pair (output, residuals)")
             return pair[0], (tuple(values[i] for i in inputs.nodiff), pair[1])
 
         def bwd(saved: Any, g: Any) -> tuple[Any, ...]:
             kept, residuals = saved
-            cts = self._rules_or_error()[1](*inputs.nondiff_args(statics_of(plan, slot), kept), residuals, g)
+            cts = self._rules_or_error()[1](*inputs.nondiff_args(statics_of(plan, state), kept), residuals, g)
             return self._cotangents(inputs, cts)
 
         custom.defvjp(fwd, bwd)
@@ -318,7 +318,7 @@ class CustomVJPFunction(_CustomFunction[_P, _R]):
             cts = tuple(cts)
         if not isinstance(cts, tuple) or len(cts) != len(inputs.diff):
             names = inputs.labels(inputs.diff)
-            raise rule_output_error(self._transform, self._name, "bwd", _describe(cts),
+            raise rule_output_error(self._transform_name, self._name, "bwd", _describe(cts),
                                     f"{self._name} has {len(names)} differentiable input(s) {names}: return a "
                                     "tuple with one cotangent per input, in that order (None for zero); Static and "
                                     "NoDiff parameters get none")
@@ -331,7 +331,7 @@ class CustomVJPFunction(_CustomFunction[_P, _R]):
 class CustomJVPFunction(_CustomFunction[_P, _R]):
     """A function with a custom JVP, made by ``jaxstatic.custom_jvp``; define it with ``defjvp(jvp)``."""
 
-    _transform = "custom_jvp"
+    _transform_name = "custom_jvp"
     _define = "defjvp(jvp)"
     _roles = ("jvp",)
 
@@ -348,13 +348,13 @@ class CustomJVPFunction(_CustomFunction[_P, _R]):
             self._check_rule("jvp", rules[0], [*labels, "primals", "tangents"], [],
                              _fix("jvp", labels, "the tuples of primals and tangents", "custom_jvp"))
 
-    def _custom(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+    def _custom(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         inputs = Inputs.of(plan)
         custom = jax.custom_jvp(self._primal(inputs, body))
 
         def jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
             kept = [primals[i] for i in inputs.nodiff]
-            return self._rules_or_error()[0](*inputs.nondiff_args(statics_of(plan, slot), kept),
+            return self._rules_or_error()[0](*inputs.nondiff_args(statics_of(plan, state), kept),
                                              tuple(primals[i] for i in inputs.diff),
                                              tuple(tangents[i] for i in inputs.diff))
 

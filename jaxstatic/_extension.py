@@ -4,7 +4,7 @@
 ``JAXSTATIC_PURE_PYTHON=1`` leaves it unused, and every hit then has a Python frame pdb can step into). ``compiled``
 is what builds hits and recorders now: ``extension``, or None when tests run the Python roads alone. Both are read at
 each use, never copied into another module. This module imports nothing of jaxstatic's, so the hit paths
-(``_compiled``, ``_lane``), the statistics (``_stats``) and donation (``_donate``) all stand on it.
+(``_c_hits``, ``_lane``), the statistics (``_stats``) and donation (``_donate``) all stand on it.
 """
 
 from __future__ import annotations

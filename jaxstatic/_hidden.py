@@ -97,7 +97,7 @@ def warn_if_hidden(fn: Callable[..., Any], static: Collection[str], transform: s
         return
     hider, owner = _hider(fn)
     if owner is not None:  # the transform applied right above the decorator, whose fix it is
-        transform = f"jaxstatic.{owner._transform}"
+        transform = f"jaxstatic.{owner._transform_name}"
     try:
         warned = _warned.setdefault(hider, set())
         if transform in warned:
@@ -181,7 +181,7 @@ def non_array_error(fn: Callable[..., Any], static: Collection[str], transform: 
     if hidden is None:
         return None
     owner = _hider(fn)[1]
-    transform = f"jaxstatic.{owner._transform}" if owner is not None else transform
+    transform = f"jaxstatic.{owner._transform_name}" if owner is not None else transform
     try:
         bound = _lazy.signature(hidden.target).bind(*args, **kwargs).arguments
     except (TypeError, ValueError):

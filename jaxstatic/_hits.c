@@ -1,4 +1,4 @@
-/* jaxstatic's cache hits in C: a hit with no Python frame of jaxstatic's (built by ``_compiled``).
+/* jaxstatic's cache hits in C: a hit with no Python frame of jaxstatic's (built by ``_c_hits``).
 
    Each type does what the generated Python code of the same call does (``_codegen``), for the calls it can take
    whole, and hands every other call to that code (``fallback``) unchanged, so the two can never disagree about

@@ -1,6 +1,6 @@
 """``jaxstatic.jit``: ``jax.jit`` with static parameters declared by ``Static[...]``, frozen and explained.
 
-Design: one ``jax.jit``-compiled program per frozen static key (``_programs``), with no static arguments at JAX's level.
+Design: one ``jax.jit``-compiled program per frozen static key (``_parts.Programs``), with no static arguments at JAX's level.
 The program reads its static values at trace time, so JAX never holds them in its process-wide caches:
 ``clear_cache()`` or dropping the function releases them. ``jax.jit``'s per-argument options keep ``jax.jit``'s
 meaning and are re-indexed, by parameter name, onto each program's arguments.
@@ -23,7 +23,7 @@ from typing_extensions import ParamSpec, Self
 
 from . import _donate, _options
 from ._errors import option_error, unknown_options_error
-from ._parts import Slot
+from ._parts import KeyState
 from ._plan import Layout, Plan
 from ._transform import BoundMethod, StaticFunction
 
@@ -124,7 +124,7 @@ class JitFunction(StaticFunction[_P, _R]):
     values given as plain Python values.
     """
 
-    _transform = "jit"
+    _transform_name = "jit"
     _eager_without_jit = True
     _options_type: ClassVar[type[_options.Options]] = JitOptions
     _opts: JitOptions
@@ -156,7 +156,7 @@ class JitFunction(StaticFunction[_P, _R]):
     def _lane_program(self, body: Callable[..., Any], argnums: tuple[int, ...], argnames: tuple[str, ...]) -> Any:
         return jax.jit(body, static_argnums=argnums, static_argnames=argnames)
 
-    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+    def _build(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         options = dict(self._opts.jax)
         pairs = self._donated(plan)
         if pairs:

@@ -41,22 +41,11 @@ from typing import Any
 
 import jax
 
-from . import _codegen, _compat, _compiled, _explain, _extension, _freeze, _naming, _typecheck
-from ._parts import Miss, Owner
+from . import _c_hits, _codegen, _compat, _explain, _extension, _freeze, _naming, _typecheck
+from ._parts import Owner
 from ._plan import Layout, Plan
 
 MakeProgram = Callable[[Callable[..., Any], tuple[int, ...], tuple[str, ...]], Any]
-
-
-def jit_disabled() -> bool:
-    return bool(jax.config.jax_disable_jit)  # type: ignore[attr-defined]
-
-
-def eager(stats: Any, call: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-    """A call run as plain Python under ``jax.disable_jit()``: counted as such once it returns, never as a hit."""
-    out = call(*args, **kwargs)
-    next(stats.eager)
-    return out
 
 
 def eligible(layout: Layout, declared: Mapping[str, Any]) -> bool:
@@ -90,10 +79,13 @@ class Lane:
     """The lane of one function: its ``jax.jit`` program, its ``__call__``, and the canonical call shape (every
     positional parameter by position, every keyword-only one by name) in which the lane always calls JAX."""
 
-    def __init__(self, owner: Owner, make: MakeProgram, general: Callable[..., Any]) -> None:
-        layout = owner._hooks._layout()
+    def __init__(self, owner: Owner, make: MakeProgram, general: Callable[..., Any],
+                 plain: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any]) -> None:
+        layout = owner._transform._layout()
         params = list(layout.signature.parameters.values())
-        self.owner, self.general, self.switched = owner, general, False
+        # ``general``: any call, the general path's way; ``plain``: a call of the lane's own made again, as the
+        # ``_miss.Miss`` (``Miss.plain``) the lane's ``__call__`` runs (``switch``)
+        self.owner, self.general, self.plain, self.switched = owner, general, plain, False
         # The keys traced, oldest first, at most cache_size: cache_info's programs (JAX's own count is per shape)
         self.keys: collections.OrderedDict[Any, None] = collections.OrderedDict()
         self.kept: dict[int, Any] = {}  # id -> module-level function or class the lane takes (``admits``)
@@ -122,23 +114,23 @@ class Lane:
         owner, plan, key_of = self.owner, self.plan, self.key
         from . import _hidden
 
-        stats, fn = owner._stats, owner._hooks._fn
+        stats, fn = owner._stats, owner._transform._fn
         labels = [name for name, _ in plan.statics]
 
         def body(*args: Any, **kwargs: Any) -> Any:
             # read at each trace (a call runs through an object holding the function), never held by the program
-            fn = owner._hooks._traced_fn()
+            fn = owner._transform._traced_fn()
             call = _hidden.explaining(fn, layout.static)
-            if jit_disabled():
-                return eager(stats, call, args, kwargs)
-            _typecheck.check(owner._hooks._fn, owner._name, plan.static_values(args, kwargs))  # JAX's miss: new values
+            if _compat.jit_disabled():
+                return stats.run_eagerly(call, args, kwargs)
+            _typecheck.check(owner._transform._fn, owner._name, plan.static_values(args, kwargs))  # JAX's miss: new values
             key = key_of(args, kwargs)
             signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)),
                                                 ((n, src.get(args, kwargs)) for n, src in plan.dynamics))
             # counted in the body itself (``TraceStats.tracing``), as the general path's body is
-            with stats.tracing(signature, owner._why_again(key)):
+            with stats.tracing(signature, owner._programs.why_again(key)):
                 out = call(*args, **kwargs)
-            owner._hooks._after_trace(fn)
+            owner._transform._after_trace(fn)
             self.traced(key)
             return out
 
@@ -168,14 +160,14 @@ class Lane:
         binds it or says why not."""
         return self.general(*self.canonical(pos, kwonly, rest))
 
-    def switch(self, fn: Any, pos: tuple[Any, ...], kwonly: dict[str, Any]) -> Miss:
-        """A static value the lane has not taken yet, as a call for the lane's ``__call__`` to run (a ``Miss``): a
+    def switch(self, fn: Any, pos: tuple[Any, ...], kwonly: dict[str, Any]) -> Any:
+        """A static value the lane has not taken yet, as a call for the lane's ``__call__`` to run (a ``_miss.Miss``): a
         module-level function or class is kept, and the call taken; any other from now on makes the general path's
         dispatcher ``__call__`` (the lane's frame would only add to every such call), this call goes the general
-        path (``Core._call_as_miss``), and keys the lane has seen stay the lane's (``adapter``)."""
+        path (``Core._prepare_call``), and keys the lane has seen stay the lane's (``adapter``)."""
         values = dict(zip(self.positional, pos), **kwonly)
         if not self.switched and all(self.admits(values[name]) for name in self.statics):
-            return Miss.plain(functools.partial(self.entry, fn), pos, kwonly)
+            return self.plain(functools.partial(self.entry, fn), pos, kwonly)
         if not self.switched:
             self.switched = True
             self.owner._unspecialize()
@@ -185,9 +177,9 @@ class Lane:
                 pass
             else:
                 owner = self.owner
-                owner._specialize(_compiled.key_call(owner, plan, code["entry"], owner._namespace(plan)))
-            _compiled.keyword_calls(self.owner)  # the shapes met so far: hits in C of their own
-        return self.owner._call_as_miss(*self.canonical(pos, kwonly, ()))
+                owner._specialize(_c_hits.key_call(owner, plan, code["entry"], owner._namespace(plan)))
+            _c_hits.keyword_calls(self.owner)  # the shapes met so far: hits in C of their own
+        return self.owner._prepare_call(*self.canonical(pos, kwonly, ()))
 
     # -- keys the general path meets -------------------------------------------------------------------------
 
@@ -266,7 +258,7 @@ class Lane:
     def currsize(self) -> int:
         """Programs held: the lane's and the general path's own, at most ``cache_size``: each is a ``jax.jit``
         program, and JAX's cache of compiled programs holds at most that many (8192), shared by the process."""
-        cache = self.owner._cache
+        cache = self.owner._programs.cache
         # the plain dict's values: no key is hashed, so no Python code runs and a hit's move_to_end in another
         # thread cannot come in between (an OrderedDict's own values() looks each key up)
         own = sum(not getattr(p, "lane", False) for p in list(dict.values(cache)))
@@ -286,7 +278,7 @@ def _hit_in_c(lane: Lane, owner: Owner, layout: Layout) -> Callable[..., Any] | 
                 for p in params}
     call: Callable[..., Any] = compiled.LaneCall(
         program=lane.program, fallback=types.MethodType(lane.entry, owner),
-        failed=functools.partial(_compiled.raise_failed, owner, lane.plan),
+        failed=functools.partial(_c_hits.raise_failed, owner, lane.plan),
         allowed=_freeze.LANE, kept=lane.kept, names=tuple(names), kwonly=tuple(lane.kwonly),
         positional_only=sum(p.kind is p.POSITIONAL_ONLY for p in params),
         statics=tuple(i for i, n in enumerate(names) if n in layout.static), calls=owner._stats.calls,
@@ -299,4 +291,4 @@ _KEEPABLE: frozenset[type] = frozenset({
 """The types of static values the lane keeps when their module holds them under their names."""
 
 
-__all__ = ["Lane", "eager", "eligible", "jit_disabled", "may_be_exact"]
+__all__ = ["Lane", "eligible", "may_be_exact"]

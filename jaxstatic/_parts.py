@@ -1,14 +1,13 @@
-"""The parts of a jaxstatic function and what each asks of the other, in one place.
+"""The parts a jaxstatic function's core is made of, and what the lower layers ask of it.
 
 A function transformed by jaxstatic is two objects. The transform (``_transform.StaticFunction``; a subclass per
-transform) holds the options and knows how to build a JAX program; the core (``_core.Core``, over
-``_programs.Programs``) holds the programs, their keys and the call shapes. Neither imports the other:
+transform) holds the options and knows how to build a JAX program; the core (``_core.Core``) holds the call shapes
+and, in a ``Programs``, the programs by key. Neither imports the other:
 
-- the core asks its transform for what differs per transform through ``Hooks``;
-- the hit paths (``_lane``, ``_compiled``), which the core builds, call back into the core through ``Owner``, and
-  read the transform through the core's ``_hooks``;
-- a call that finds no program is a ``Miss``, run by the calling frame itself;
-- the body JAX traces for one key reads its static values from that key's ``Slot``.
+- the core and the body JAX traces ask the transform for what differs per transform through ``Transform``;
+- the misses (``_miss``) and the hit paths (``_lane``, ``_c_hits``), which the core builds, see the core through
+  ``Owner``;
+- the body JAX traces for one key reads its static values from that key's ``KeyState``.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ._explain import Signature
+from ._explain import NOTHING_SEEN
 from ._memo import IdentityMemo
 from ._options import ParamOptions
 from ._plan import Layout, Plan
@@ -30,9 +29,13 @@ Dispatch = Callable[[tuple[Any, ...], dict[str, Any]], Any]
 Generated = dict[str, Callable[..., Any]]
 """The generated functions of one call shape, by name (``_codegen.generate``: ``dispatch``, ``key``, ``entry``)."""
 
+EVICTED = "its compiled program had been evicted to keep at most cache_size={} programs"
+EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they cause (hashes keep no value alive)
 
-class Slot:
-    """What one program's body needs: its key, and the caller's own static values while the caller traces it."""
+
+class KeyState:
+    """One static key's state, as its program's body reads it: the key, the caller's own static values while the
+    caller traces it (``local.statics``, per thread), and whether a trace of the body ended (``traced``)."""
 
     __slots__ = ("key", "local", "traced")
 
@@ -42,100 +45,78 @@ class Slot:
         self.traced = False  # the body returned from a counted trace: the program is JAX's to keep, whatever follows
 
 
-class Miss:
-    """A call that found no program, run by the calling frame itself: ``program(*pos, **kw)``, then ``done(result)``
-    (its value), or on a failure ``fail(err)`` (what to raise: ``err`` itself, or an error that names what JAX could
-    not trace).
+class Programs:
+    """A function's compiled programs, one per static key, least recently used first, at most ``cache_size``
+    (``insert`` evicts past it and keeps the evicted key's hash, to explain the retrace it causes). Beside them,
+    each key's ``KeyState`` and the misses tracing a key for the first time (``inflight``, ``_miss.claim``).
 
-    Why the caller's frame runs it: each frame between a call and the body JAX traces is one frame less that nested
-    jitted functions can recurse (JAX's recursion limit is Python's), so the dispatcher (``_codegen``), the first
-    call of a shape (``StaticFunction.__call__``) and the lane's ``__call__`` each call the program in their own
-    frame, and a miss is claimed before it (``Programs._miss``) and finished after it (``done``, ``fail``), never
-    around it.
+    ``lock`` guards the bookkeeping only, never held while tracing or compiling. Reentrant, because a key's own
+    ``__hash__``/``__eq__`` (or a finalizer) runs under it when the cache is looked up, and may call this very
+    function."""
 
-    The miss that claims a key (``claim``) is also the key's in-flight entry: other threads with an equal key wait
-    on it (``event``) instead of tracing twice, and a recursive call inside its own trace runs its program. A miss
-    without an ``owner`` is a plain call (the lane's own call made again): nothing to finish."""
+    __slots__ = ("cache", "evicted", "inflight", "lock", "states", "stats")
 
-    __slots__ = ("args", "built", "cached", "event", "key", "kw", "kwargs", "lane", "local", "outer", "owner", "plan",
-                 "pos", "program", "record", "slot", "thread", "traces")
+    def __init__(self, stats: TraceStats) -> None:
+        self.stats = stats
+        self.cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()  # program by key, oldest first
+        stats.currsize = self.cache.__len__
+        self.states: dict[Any, KeyState] = {}
+        self.inflight: dict[Any, Any] = {}  # by key: the ``_miss.Miss`` tracing it
+        self.evicted: collections.deque[int] = collections.deque(maxlen=EVICTED_MEMORY)
+        self.lock = threading.RLock()
 
-    def __init__(self, owner: Finishes | None, plan: Plan | None, key: Any, args: tuple[Any, ...],
-                 kwargs: dict[str, Any], traces: bool = True) -> None:
-        self.owner, self.plan, self.key, self.args, self.kwargs = owner, plan, key, args, kwargs
-        self.traces = traces  # a failure may be a dynamic value JAX cannot trace (not so for an eager call)
-        self.event: threading.Event | None = None  # set by ``claim``: this miss traces the key
-        self.local: Any = None  # the slot's thread-local while this call hands its static values to the body
+    def insert(self, key: Any, program: Any, state: KeyState) -> list[tuple[Any, Any, Any]]:
+        """Add a program, evicting the least recently used past ``cache_size`` (called under the lock). Returns the
+        evicted ``(key, program, state)``s, for the caller to let go of once the lock is released (``let_go``): a
+        key's last reference may run a finalizer that calls this function, and ``clear_cache()`` is JAX's code."""
+        self.cache[key] = program
+        self.states[key] = state
+        evicted: list[tuple[Any, Any, Any]] = []
+        while len(self.cache) > self.stats.options.cache_size:
+            old, dropped = self.cache.popitem(last=False)
+            evicted.append((old, dropped, self.states.pop(old, None)))
+            self.evicted.append(hash(old))
+            self.stats.evictions += 1
+        return evicted
 
-    @classmethod
-    def plain(cls, program: Callable[..., Any], pos: tuple[Any, ...], kw: dict[str, Any]) -> Miss:
-        """A call with nothing to finish: the lane's own call made again (``Lane.switch``)."""
-        return cls(None, None, None, pos, kw).runs(program, pos, kw)
+    def add(self, key: Any, program: Any, state: KeyState) -> None:
+        """Add a program (``insert``) under the lock, and let go of what it evicted after."""
+        with self.lock:
+            evicted = self.insert(key, program, state)
+        let_go(evicted)
 
-    def runs(self, program: Callable[..., Any], pos: Any, kw: Any, slot: Slot | None = None) -> Miss:
-        """The program this call runs, with these values; with ``slot``, the caller's own static values are handed
-        to the body it traces until the call ends (no slot: a program cached, which a retrace for new shapes hands
-        equal values rebuilt from the key, as a hit does)."""
-        self.program, self.pos, self.kw = program, pos, kw
-        if slot is not None and self.plan is not None:
-            self.local = slot.local
-            self.outer = getattr(self.local, "statics", None)
-            self.local.statics = self.plan.static_values(self.args, self.kwargs)
-        return self
+    def clear(self) -> list[tuple[Any, Any, Any]]:
+        """Drop every program (``clear_cache()``), returned for the caller to let go of after the lock. The cache's
+        entries read as the plain dict's, which hashes no key: no Python code runs, so no hit's ``move_to_end`` in
+        another thread comes in between."""
+        with self.lock:
+            cleared = [(None, program, None) for program in dict.values(self.cache)]
+            self.cache.clear()
+            self.states.clear()
+        return cleared
 
-    def claim(self, thread: int, cached: Any, slot: Slot, lane: bool, built: Signature | None,
-              record: Any) -> Miss:
-        """Make this miss the key's in-flight entry, by ``thread``: ``cached`` is the program cached once it has run
-        (the lane's adapter, where the lane serves the key: ``lane``), ``built``/``record`` the build being counted
-        for a transform whose traces a jit counts."""
-        self.thread, self.cached, self.slot, self.lane = thread, cached, slot, lane
-        self.built, self.record = built, record
-        self.event = threading.Event()
-        return self
-
-    def done(self, result: Any) -> Any:
-        """The program returned ``result``: a program traced is cached (``Programs._finish``)."""
-        if self.local is not None:
-            self.local.statics = self.outer
-        owner = self.owner
-        if self.event is not None and owner is not None:
-            try:
-                owner._finish(self.key, self, ok=True)
-            except BaseException:
-                owner._failed(self._plan(), self.args, self.kwargs, ran=True)
-                raise
-        return result
-
-    def fail(self, err: BaseException) -> BaseException:
-        """The program raised ``err``: what to raise instead (a dynamic value JAX cannot trace, named by its
-        parameter), or ``err`` itself. The key is let go of, and the call counted as failed."""
-        owner = self.owner
-        if owner is None:
-            return err
-        try:
-            try:
-                if self.local is not None:
-                    self.local.statics = self.outer
-                if self.traces and isinstance(err, TypeError):
-                    err = owner._dynamic_error(self._plan(), self.args, self.kwargs, err)
-            finally:
-                if self.event is not None:
-                    owner._finish(self.key, self, ok=False)
-        finally:
-            owner._failed(self._plan(), self.args, self.kwargs)
-        return err
-
-    def _plan(self) -> Plan:
-        assert self.plan is not None  # every miss with an owner has its call's plan
-        return self.plan
+    def why_again(self, key: Any) -> str:
+        """Why ``key`` traces again, where the programs know: it was evicted."""
+        if hash(key) in self.evicted:
+            return EVICTED.format(self.stats.options.cache_size)
+        return NOTHING_SEEN
 
 
-class Hooks(Protocol):
-    """The transform, as its core sees it: what differs per transform (``StaticFunction`` says what each one means).
-    Read-only where the transform may hold a more precise type (a property in a protocol is covariant)."""
+def let_go(evicted: list[tuple[Any, Any, Any]]) -> None:
+    """Release the ``(key, program, state)``s a cache let go of, outside its lock: each program's own caches
+    (``clear_cache()``: JAX's), then the keys themselves, whose values' finalizers may call the function again."""
+    for _, program, _ in evicted:
+        getattr(program, "clear_cache", lambda: None)()
+    evicted.clear()
+
+
+class Transform(Protocol):
+    """The transform, as its core and its body see it: what differs per transform (``StaticFunction`` says what
+    each one means). Read-only where the transform may hold a more precise type (a property in a protocol is
+    covariant)."""
 
     @property
-    def _transform(self) -> str: ...
+    def _transform_name(self) -> str: ...
     @property
     def _name(self) -> str: ...
     @property
@@ -152,17 +133,8 @@ class Hooks(Protocol):
     def _takes_lane(self) -> bool: ...
     def _lane_program(self, body: Callable[..., Any], argnums: tuple[int, ...],
                       argnames: tuple[str, ...]) -> Any: ...
-    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]: ...
+    def _build(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]: ...
     def _unspecialized(self) -> type: ...
-
-
-class Finishes(Protocol):
-    """What ends a miss: the core's programs (``_programs.Programs`` satisfies it)."""
-
-    def _finish(self, key: Any, miss: Miss, ok: bool) -> None: ...
-    def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], ran: bool = False) -> None: ...
-    def _dynamic_error(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any],
-                       err: TypeError) -> TypeError: ...
 
 
 class Switched(Protocol):
@@ -172,18 +144,18 @@ class Switched(Protocol):
     def switched(self) -> bool: ...
 
 
-class Owner(Finishes, Protocol):
-    """A jaxstatic function's core, as its lane, its hits in C and its misses see it (the core's private members,
-    named as it names them); its transform is ``_hooks``."""
+class Owner(Protocol):
+    """A jaxstatic function's core, as its misses, its lane and its hits in C see it (the core's private members,
+    named as it names them); its transform is ``_transform``."""
 
     @property
-    def _hooks(self) -> Hooks: ...
+    def _transform(self) -> Transform: ...
     @property
     def _name(self) -> str: ...
     @property
     def _stats(self) -> TraceStats: ...
     @property
-    def _cache(self) -> collections.OrderedDict[Any, Any]: ...
+    def _programs(self) -> Programs: ...
     @property
     def _memo(self) -> IdentityMemo: ...
     @property
@@ -196,10 +168,11 @@ class Owner(Finishes, Protocol):
     def _head(self) -> Any: ...
     def _specialize(self, entry: Callable[..., Any]) -> None: ...
     def _unspecialize(self) -> None: ...
-    def _why_again(self, key: Any) -> str: ...
-    def _call_as_miss(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Miss: ...
+    def _prepare_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
+    def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], ran: bool = False) -> None: ...
     def _failed_dynamic(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any],
                         err: TypeError) -> TypeError: ...
 
 
-__all__ = ["Dispatch", "Finishes", "Generated", "Hooks", "Miss", "Owner", "Slot", "Switched"]
+__all__ = ["EVICTED", "EVICTED_MEMORY", "Dispatch", "Generated", "KeyState", "Owner", "Programs", "Switched",
+           "Transform", "let_go"]

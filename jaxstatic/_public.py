@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 
-class Transform:
+class PublicTransform:
     """A public transform, ``jaxstatic.<name>``, defined in ``jaxstatic.<module>``, returning a ``wrapper`` (its
     ``StaticFunction`` subclass, exported from the same module). Whether it ``differentiates``: it reads ``NoDiff``
     (the others trace a NoDiff parameter like any other), so the plugin reports a decorator that hides one under it.
@@ -34,16 +34,16 @@ class Transform:
 
 
 TRANSFORMS = (
-    Transform("jit", "_jit", "JitFunction", donates=True),
-    Transform("vmap", "_vmap_pmap", "VmapFunction"),
-    Transform("pmap", "_vmap_pmap", "PmapFunction", donates=True),
-    Transform("grad", "_ad", "GradFunction", differentiates=True),
-    Transform("value_and_grad", "_ad", "ValueAndGradFunction", differentiates=True),
-    Transform("checkpoint", "_ad", "CheckpointFunction"),
-    Transform("remat", "_ad", "CheckpointFunction"),  # checkpoint under JAX's other name
-    Transform("custom_vjp", "_ad", "CustomVJPFunction", differentiates=True),
-    Transform("custom_jvp", "_ad", "CustomJVPFunction", differentiates=True),
-    Transform("shard_map", "_shard_map", "ShardMapFunction"),
+    PublicTransform("jit", "_jit", "JitFunction", donates=True),
+    PublicTransform("vmap", "_vmap_pmap", "VmapFunction"),
+    PublicTransform("pmap", "_vmap_pmap", "PmapFunction", donates=True),
+    PublicTransform("grad", "_ad", "GradFunction", differentiates=True),
+    PublicTransform("value_and_grad", "_ad", "ValueAndGradFunction", differentiates=True),
+    PublicTransform("checkpoint", "_ad", "CheckpointFunction"),
+    PublicTransform("remat", "_ad", "CheckpointFunction"),  # checkpoint under JAX's other name
+    PublicTransform("custom_vjp", "_ad", "CustomVJPFunction", differentiates=True),
+    PublicTransform("custom_jvp", "_ad", "CustomJVPFunction", differentiates=True),
+    PublicTransform("shard_map", "_shard_map", "ShardMapFunction"),
 )
 
 ERRORS = {

@@ -1,6 +1,6 @@
 """``jaxstatic.shard_map``: ``jax.shard_map`` whose ``Static[...]`` parameters are closed over, one program per value.
 
-Design: one program per frozen static key (``_programs``), ``jax.shard_map(body, ...)`` itself. The program's
+Design: one program per frozen static key (``_parts.Programs``), ``jax.shard_map(body, ...)`` itself. The program's
 arguments are the dynamic values alone, so a function or a dict config never meets ``in_specs``; the body reads the
 static values, as ``jit``'s does. ``in_specs`` is given for the dynamic parameters only and laid onto each program's
 arguments by parameter name; a ``None`` spec is ``jax.shard_map``'s (that input static, handed to the body as it is).
@@ -31,7 +31,7 @@ from typing_extensions import ParamSpec
 
 from . import _compat, _options
 from ._errors import option_error
-from ._parts import Slot
+from ._parts import KeyState
 from ._plan import Layout, Plan
 from ._transform import StaticFunction
 
@@ -149,7 +149,7 @@ class ShardMapFunction(StaticFunction[_P, _R]):
     Besides calls: ``trace_count``, ``retraces``, ``cache_info()`` and ``clear_cache()``, as for ``jaxstatic.jit``.
     """
 
-    _transform = "shard_map"
+    _transform_name = "shard_map"
     _counts_traces = True  # traced under a jit once per static key, as jit: a trace there is a real event
     _options_type: ClassVar[type[_options.Options]] = ShardMapOptions
     _opts: ShardMapOptions
@@ -193,23 +193,23 @@ class ShardMapFunction(StaticFunction[_P, _R]):
                                "parameters only (by position among them, or as a dict by name).")
         return self._by_name[name]
 
-    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+    def _build(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         in_specs = self._opts.in_specs
         if self._by_name is not None:
             in_specs = tuple(self._spec_of(name) for name in program_names(plan))
         options = self._opts.jax
-        return packed(plan, _in_shards(body, slot), lambda f: _compat.shard_map(f, in_specs=in_specs, **options))
+        return packed(plan, _in_shards(body, state), lambda f: _compat.shard_map(f, in_specs=in_specs, **options))
 
 
-def _in_shards(body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+def _in_shards(body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
     """``body``, which tells the core's body that a run over concrete shards (``jax.shard_map`` called outside any
-    trace) is an eager call, counted as such, not a trace (``slot.local.eager``, read by ``_body``)."""
+    trace) is an eager call, counted as such, not a trace (``state.local.eager``, read by ``_body``)."""
 
     @functools.wraps(body)
     def shards(*args: Any, **kwargs: Any) -> Any:
         if not _compat.eager_shards():
             return body(*args, **kwargs)
-        local = slot.local
+        local = state.local
         outer, local.eager = getattr(local, "eager", False), True
         try:
             return body(*args, **kwargs)

@@ -112,7 +112,7 @@ def _key(cls: type, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
     if not getattr(cls, "_shares", True):
         return None
     # a jaxstatic transform made here (one copied by another wrapper's update_wrapper is not one)
-    inner = fn.__dict__.get("_shared_as") if isinstance(type(fn), Transform) else None
+    inner = fn.__dict__.get("_shared_as") if isinstance(type(fn), FindOrMake) else None
     if inner is not None:
         base_ref, inner_key = inner
         # over a transform closures share (``_closures``): kept in this handle's own closure, which it lives with
@@ -138,7 +138,7 @@ def _keeps(fn: Any) -> bool:
     that defines ``__call__`` in Python and has a ``__dict__`` (a model's ``__call__``); ``jax.jit`` rebuilt over
     either traces once."""
     t = type(fn)
-    if isinstance(t, Transform):
+    if isinstance(t, FindOrMake):
         return True
     call = next((c.__dict__["__call__"] for c in t.__mro__ if "__call__" in c.__dict__), None)
     if not isinstance(call, types.FunctionType) or type(getattr(fn, "__dict__", None)) is not dict:
@@ -158,7 +158,7 @@ def _version(base: Any) -> tuple[Any, ...]:
     """What a function's transforms were made from that a debugger or autoreload replaces in place (its code,
     defaults, annotations; an instance's class): an entry made from other ones is made again."""
     if type(base) is not types.FunctionType:  # a transform's class changes as it specializes (_core.Core._specialize): not read
-        return () if isinstance(type(base), Transform) else (type(base),)
+        return () if isinstance(type(base), FindOrMake) else (type(base),)
     return base.__code__, base.__defaults__, base.__kwdefaults__, _annotations(base)
 
 
@@ -382,7 +382,7 @@ def _own(made: Any, fn: Any) -> Any:
 
 
 def _released(core: weakref.ref[Any], _: Any, finalizing: Callable[[], bool] = sys.is_finalizing) -> None:
-    """The function a transform was kept in is gone: its programs go with it (``Programs._release``)."""
+    """The function a transform was kept in is gone: its programs go with it (``Core._release``)."""
     found = core()
     if found is not None and not finalizing():  # at exit, JAX's own modules may be gone already
         bases = found.__dict__.get("_closure_bases")
@@ -431,7 +431,7 @@ _CLEARED_WITH_JAX = _ClearedWithJax()
 _compat.register_jax_cache(_CLEARED_WITH_JAX, "jaxstatic: transformed functions shared across rebuilds")
 
 
-class Transform(type):
+class FindOrMake(type):
     """The metaclass of jaxstatic's transformed functions: making one goes through ``find_or_make``."""
 
     if not TYPE_CHECKING:  # type checkers read the class's own __init__ for its calls
@@ -440,5 +440,5 @@ class Transform(type):
             return find_or_make(cls, super().__call__, fn, args, kwargs)
 
 
-__all__ = ["ATTRIBUTE", "LIMIT", "RECENT", "Shared", "Transform", "after_trace", "clear_all", "find_or_make",
+__all__ = ["ATTRIBUTE", "LIMIT", "RECENT", "Shared", "FindOrMake", "after_trace", "clear_all", "find_or_make",
            "forget_closures", "traced_function"]

@@ -208,7 +208,7 @@ class TraceStats:
         """``with stats.tracing(signature, reason): out = fn(...)``: one trace counted around the user's code
         (``begin_trace`` on entry, ``end_trace`` on exit, counted when no exception left it). Written in the traced
         body itself: a ``with`` adds no frame between a call and the function it traces (why that counts:
-        ``_parts.Miss``)."""
+        ``_miss.Miss``)."""
         return Tracing(self, signature, reason)
 
     def end_trace(self, signature: Signature, record: Retrace | None, ok: bool) -> None:
@@ -229,6 +229,12 @@ class TraceStats:
 
     # Transforms that leave compiling to a jit (vmap, grad) count programs built, one per new static key; their
     # history holds the static values only, to say which one changed.
+
+    def run_eagerly(self, call: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+        """A call run as plain Python under ``jax.disable_jit()``: counted as such once it returns, never as a hit."""
+        out = call(*args, **kwargs)
+        next(self.eager)
+        return out
 
     def begin_build(self, signature: Signature) -> Retrace | None:
         """Before building a program for a new static key; a testing block may refuse it by raising."""

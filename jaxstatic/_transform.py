@@ -7,10 +7,11 @@ its own that the transform makes and every handle holds (the ``_core`` slot):
 
 - its call shapes (``_core``): the split of a call into static and dynamic values per shape, and the generated
   code (and hit in C) that builds the flat static key and dispatches;
-- its programs (``_programs``): one per static key, in a cache bounded by ``cache_size``; misses and failed calls;
+- its programs (``_parts.Programs``): one per static key, in a cache bounded by ``cache_size``; a key not there
+  is a miss (``_miss``, which reads top to bottom);
 - the body JAX traces (``_body``), which hands the user's function its static values and counts the trace.
 
-The core asks the transform for what differs per transform through ``_parts.Hooks``, which ``StaticFunction``
+The core asks the transform for what differs per transform through ``_parts.Transform``, which ``StaticFunction``
 satisfies. What is here: making one (``__init__``), its options and the parameters they make static (``_params``,
 ``_layout``), the handles ``js.jit(f)`` returns over a core shared across rebuilds (``_shared``), and what a user
 calls and reads (``__call__``, ``__get__``, ``trace_count``, ``cache_info``, ``clear_cache``, pickling).
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Concatenate, Generic, TypeVar, 
 from typing_extensions import ParamSpec, Self
 
 from . import (
-    _compiled,
+    _c_hits,
     _extension,
     _lazy,
     _naming,
@@ -41,7 +42,7 @@ from . import (
 from ._annotations import call_signature, deferring
 from ._core import Core
 from ._errors import AnnotationError
-from ._parts import Slot
+from ._parts import KeyState
 from ._plan import Layout, Plan
 
 # Contravariant, as a callable's parameters are: a function of named parameters is also one of positional-only ones
@@ -53,12 +54,12 @@ _R_co = TypeVar("_R_co", covariant=True)
 _R2 = TypeVar("_R2")
 _T = TypeVar("_T")
 
-class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transform):
+class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.FindOrMake):
     """A function transformed by jaxstatic. Call it like the function it wraps.
 
     Made again from the same function with equal options, it is the one made before (``_shared``)."""
 
-    _transform: ClassVar[str] = "transform"
+    _transform_name: ClassVar[str] = "transform"
     _jaxstatic_transform_: ClassVar[bool] = True  # how _hidden tells a transform, importing nothing of this module
     _counts_traces: ClassVar[bool] = True  # jit and pmap count traces; vmap and grad leave that to a jit above them
     _eager_without_jit: ClassVar[bool] = False  # jit alone becomes the plain function under jax.disable_jit()
@@ -73,7 +74,7 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
     __slots__ = ("__dict__", "__weakref__", "_core", "_keep")
 
     def __init__(self, fn: Callable[_P, _R], options: dict[str, Any]) -> None:
-        fn = _options.check_callable(fn, f"jaxstatic.{self._transform}")
+        fn = _options.check_callable(fn, f"jaxstatic.{self._transform_name}")
         self._keep: Callable[..., Any] | None = fn
         self._fn_ref: Callable[[], Any] = _none  # the function, weakly, once a shared transform no longer holds it
         _wrap(self, fn)
@@ -140,17 +141,17 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
         handle._keep, handle._core = fn, core
         core._handles = (*[ref for ref in core._handles if ref() is not None], weakref.ref(handle))
         if "_specialized" in cls.__dict__:  # its hit in C (a new object has none)
-            _compiled.attach(handle, cls.__dict__["__call__"])
+            _c_hits.attach(handle, cls.__dict__["__call__"])
         return handle
 
     def _release(self) -> None:
-        """The function this transform was kept in is gone: its programs go now (``Programs._release``)."""
+        """The function this transform was kept in is gone: its programs go now (``Core._release``)."""
         self._core._release()
 
     def _label(self, fn: Callable[..., Any]) -> str:
         """``jit(grad(loss))``: this transform around the one it wraps, as ``trace_report()`` names it."""
         inner = inner_transform(fn)
-        return f"{self._transform}({inner._core._stats.label if inner is not None else self._name})"
+        return f"{self._transform_name}({inner._core._stats.label if inner is not None else self._name})"
 
     # -- its parameters: which are static, which donated ------------------------------------------------------
 
@@ -181,7 +182,7 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
             if inner is not None:  # *args extras and **kwargs entries an inner transform makes static, as names
                 extras, keywords = extras | set(inner._layout().static_extras), keywords | inner._layout().static_keywords
             layout = Layout.of(self._fn, self._name, self._signature(),
-                               params.static | self._inner_static(), f"jaxstatic.{self._transform}",
+                               params.static | self._inner_static(), f"jaxstatic.{self._transform_name}",
                                extras=extras, keywords=keywords)
             self._resolve(layout)
             self._known_layout = layout
@@ -217,10 +218,10 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
         """The exact-key lane's program: ``body`` compiled with these static arguments, keyed by JAX."""
         raise NotImplementedError
 
-    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+    def _build(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         """The JAX program of one static key: ``body`` takes the dynamic values of ``plan``'s call shape, in the
         order of ``plan.dynamics`` (named ones positionally, then ``*args`` extras, then ``**kwargs`` extras by
-        keyword). ``statics(plan, slot)`` gives the static values, for transforms with rules of their own."""
+        keyword). ``statics(plan, state)`` gives the static values, for transforms with rules of their own."""
         raise NotImplementedError
 
     # -- the public surface ----------------------------------------------------------------------------------
@@ -229,12 +230,12 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
         try:
             # Core._call, written out: a frame fewer on every call that is no hit in C
             core = self._core
-            dispatch = core._kw_plans.get(tuple(kwargs)) if kwargs else core._plans.get(len(args))
+            dispatch = core._by_keywords.get(tuple(kwargs)) if kwargs else core._by_nargs.get(len(args))
             if dispatch is not None:
                 return dispatch(args, kwargs)  # type: ignore[no-any-return]
             # A new call shape: its first call runs here as a ``Miss`` (the dispatcher's lines,
             # ``_codegen._miss_lines``)
-            miss = core._call_as_miss(args, kwargs)
+            miss = core._prepare_call(args, kwargs)
             try:
                 result = miss.program(*miss.pos, **miss.kw)
             except BaseException as err:
@@ -288,7 +289,7 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
 
     def _cache_size(self) -> int:
         """The entries of JAX's dispatch caches held for this function, as ``jax.jit`` objects' ``_cache_size()``
-        counts its own (``Programs._cache_size``)."""
+        counts its own (``Core._cache_size``)."""
         return self._core._cache_size()
 
     def clear_cache(self) -> None:
@@ -304,7 +305,7 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.Transfo
         return self._signature()
 
     def __repr__(self) -> str:
-        return f"<jaxstatic.{self._transform} of {self._name}>"
+        return f"<jaxstatic.{self._transform_name} of {self._name}>"
 
     def __reduce__(self) -> str | tuple[Any, ...]:
         """Pickled as ``jax.jit`` functions are: by reference where its module and name lead back to it (a
@@ -385,9 +386,9 @@ def _none() -> None:
 
 def _transforms(transform: StaticFunction[..., Any], fn: Callable[..., Any]) -> tuple[str, ...]:
     """``("jit", "vmap")`` for ``js.jit(js.vmap(f))``: the jaxstatic transforms applied, outermost first."""
-    names = [transform._transform]
+    names = [transform._transform_name]
     while isinstance(fn, StaticFunction):
-        names.append(fn._transform)
+        names.append(fn._transform_name)
         fn = fn._fn
     return tuple(names)
 

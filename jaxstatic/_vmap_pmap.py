@@ -30,7 +30,7 @@ from typing_extensions import ParamSpec
 
 from . import _compat, _donate, _lazy, _options
 from ._errors import option_error
-from ._parts import Slot
+from ._parts import KeyState
 from ._plan import Layout, Plan
 from ._shard_map import by_parameter, packed, program_names
 from ._transform import StaticFunction
@@ -135,7 +135,7 @@ class VmapFunction(StaticFunction[_P, _R]):
     Besides calls: ``cache_info()`` (misses are programs built, one per static key) and ``clear_cache()``.
     """
 
-    _transform = "vmap"
+    _transform_name = "vmap"
     _counts_traces = False
     _options_type: ClassVar[type[_options.Options]] = VmapOptions
     _opts: VmapOptions
@@ -154,7 +154,7 @@ class VmapFunction(StaticFunction[_P, _R]):
     def _resolve(self, layout: Layout) -> None:
         self._axes = resolve_in_axes(self._name, layout, self._opts.in_axes)
 
-    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+    def _build(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         assert self._axes is not None
         axes, options = self._axes, self._opts.jax
         if not any(src.kind in _VARIADIC for _, src in plan.dynamics):
@@ -259,7 +259,7 @@ class PmapFunction(StaticFunction[_P, _R]):
     and ``lower(*args, **kwargs)``, as ``jax.pmap``'s, with static values given as plain Python values.
     """
 
-    _transform = "pmap"
+    _transform_name = "pmap"
     _counts_traces = True  # one compiled program per static key, as for jit
     # Never shared across rebuilds (``_shared``): JAX keeps a pmap's traced body until jax.clear_caches(), and the
     # body reaches the function, which would then keep this function's static values alive through its own.
@@ -302,7 +302,7 @@ class PmapFunction(StaticFunction[_P, _R]):
         core = self._core
         return Lowered(Compilation(self._name, plan, key, lambda a, k: core._shape(a, k)[0], core._key), lowered)
 
-    def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
+    def _build(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         names = program_names(plan)
         sources = dict(plan.dynamics)  # *args/**kwargs extras reach JAX packed, one entry each
         in_axes = tuple(_packed_axes(self._axes.of(n), sources[n]) for n in names)

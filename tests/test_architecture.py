@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,8 +51,8 @@ CHECK = "jaxstatic-check imports neither jax nor the runtime"
     ("jaxstatic/_freeze.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._transform import StaticFunction\n",
      {LAYERS, CYCLES}, "jaxstatic._freeze -> jaxstatic._transform"),
     # the hit paths reaching into the core for a helper: the circle the core once had
-    ("jaxstatic/_compiled.py", "from ._core import Core\n", {LAYERS, CYCLES},
-     "jaxstatic._compiled -> jaxstatic._core"),
+    ("jaxstatic/_c_hits.py", "from ._core import Core\n", {LAYERS, CYCLES},
+     "jaxstatic._c_hits -> jaxstatic._core"),
     # two modules of one layer importing each other, inside a function: a circle all the same
     ("jaxstatic/_keys.py", "def _later() -> None:\n    from . import _freeze\n", {CYCLES}, "._keys -> ._freeze"),
     # jaxstatic-check runs the plugin: jax in the plugin would be jax in the command's start-up too
@@ -96,24 +97,90 @@ def test_the_map_lists_the_layers_the_contract_checks() -> None:
 _NUMBERS = {"seven": 7, "eight": 8, "nine": 9, "ten": 10}
 
 
-def test_the_ideas_a_call_needs_are_at_most_ten_and_each_is_there_to_open() -> None:
-    """The bird's-eye table is what a reader meets following one call: at most ten ideas, the count the prose gives,
-    and every module and object each row points to exists (a rename that leaves the map behind fails here)."""
-    import importlib
-
+def _ideas() -> tuple[int, list[str], str]:
+    """The bird's-eye table of ARCHITECTURE.md: how many ideas the prose says, each row's "where" cell, and the
+    list of modules met on the way that a first read may skip."""
     text = (ROOT / "ARCHITECTURE.md").read_text()
     said = re.search(r"To follow one call a reader holds (\w+) ideas", text)
     assert said is not None, "ARCHITECTURE.md no longer says how many ideas a reader holds"
-    table = text[said.end():].split("\n\n", 2)[1]
-    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| idea")]
-    assert len(rows) == _NUMBERS[said.group(1)] <= 10
-    modules = {path.stem for path in (ROOT / "jaxstatic").glob("_*.py")}
+    table = text[text.index("| idea | hit | where |"):].split("\n\n")[0]
+    rows = [line.rsplit("|", 2)[1] for line in table.splitlines()[2:]]
+    skippable = text[text.index("Met on the way and skippable"):].split("\n\n")[0]
+    return _NUMBERS[said.group(1)], rows, skippable
+
+
+def _named(where: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """A row's objects, as ``(object, module)`` (written ``\u0060A\u0060, \u0060B\u0060 (\u0060_module\u0060)``), and its
+    modules named alone."""
+    objects = [(name, module) for names, module in re.findall(r"((?:`\w+`(?:, )?)+) \(`(_\w+)`", where)
+               for name in re.findall(r"`(\w+)`", names)]
+    modules = [name for name in re.findall(r"`(_\w+)`", where) if name not in {n for n, _ in objects}]
+    return objects, modules
+
+
+def _miss_path() -> list[tuple[str, str, str]]:
+    """``(module, qualified name, class of self)`` of each jaxstatic frame a first call of a ``cfg: Static[dict]``
+    function enters, in order (generated code counts as ``_codegen``'s)."""
+    import jax.numpy as jnp
+
+    import jaxstatic as js
+    from jaxstatic import Static, _traceback
+
+    @js.jit
+    def step(x: Any, cfg: Static[dict[str, float]]) -> Any:
+        return x * cfg["scale"]
+
+    path: list[tuple[str, str, str]] = []
+
+    def record(frame: Any, event: str, _: Any) -> None:
+        if event == "call":
+            module = frame.f_globals.get("__name__") or ""
+            if frame.f_code.co_filename.startswith(_traceback.GENERATED):
+                module = "jaxstatic._codegen"
+            if module.startswith("jaxstatic"):
+                owner = frame.f_locals.get("self", frame.f_locals.get("cls"))
+                kind = owner.__name__ if isinstance(owner, type) else type(owner).__name__
+                path.append((module, frame.f_code.co_qualname if sys.version_info >= (3, 11)
+                             else frame.f_code.co_name, kind))
+
+    x = jnp.ones(3)
+    sys.setprofile(record)
+    try:
+        step(x, {"scale": 2.0})
+    finally:
+        sys.setprofile(None)
+    assert step.trace_count == 1
+    return path
+
+
+def test_the_ideas_a_miss_meets_are_the_map_s_in_its_order() -> None:
+    """The bird's-eye table is what a reader meets following one call: at most ten ideas, the count the prose gives.
+    A first call, traced, meets every object and module each row names, the rows' first names in the table's
+    order, and no jaxstatic module that is neither in the table nor in the list of those a first read may skip (a
+    rename, or a new module on the path, that leaves the map behind fails here)."""
+    import importlib
+
+    count, rows, skippable = _ideas()
+    assert len(rows) == count <= 10
+    path = _miss_path()
+    modules_met = {module.removeprefix("jaxstatic.") for module, _, _ in path}
+    firsts = []
     for row in rows:
-        where = row.rsplit("|", 2)[1]
-        named = re.findall(r"`([^`]+)`", where)
-        assert named, row
-        for name in named:
-            if name.startswith("_") and "." not in name:
-                assert name in modules or name == "_hits.c", f"{name}: no such module ({row})"
-        for mod, obj in re.findall(r"`(\w+)` \(`(_\w+)`", where):
-            assert hasattr(importlib.import_module(f"jaxstatic.{obj}"), mod), f"{mod} is not in {obj} ({row})"
+        objects, modules = _named(row)
+        assert objects or modules, row
+        for name, module in objects:
+            assert hasattr(importlib.import_module(f"jaxstatic.{module}"), name), f"{name} is not in {module} ({row})"
+            met = [i for i, (mod, qualname, kind) in enumerate(path) if mod == f"jaxstatic.{module}" and (
+                qualname.split(".")[0] == name or kind == name)]
+            assert met, f"a miss never meets {name} ({module}), which the map lists: {row}"
+        for module in modules:
+            assert module in modules_met or module == "_hits", f"a miss never meets {module}, which the map lists"
+        anchor = re.findall(r"`(\w+)`", row)[0]  # the row's first name: an object, or a module
+        of = dict(objects)
+        firsts.append(next(i for i, (mod, qualname, kind) in enumerate(path) if (
+            mod == f"jaxstatic.{of[anchor]}" and anchor in (qualname.split(".")[0], kind) if anchor in of
+            else mod == f"jaxstatic.{anchor}")))
+    assert firsts == sorted(firsts), "the table's rows are not in the order a miss meets them"
+    listed = {m for row in rows for m in re.findall(r"`(_\w+)`", row)} | set(re.findall(r"`(_\w+)`", skippable))
+    assert modules_met - {"jaxstatic"} <= listed, f"met on a miss, in no row and not listed as skippable: " \
+        f"{sorted(modules_met - listed - {'jaxstatic'})}"

@@ -73,7 +73,7 @@ def _same(table: str, listed: Iterable[str], expected: Iterable[str], why: str) 
 
 
 
-def _row(transform: _public.Transform) -> tuple[str, str, str, bool, bool]:
+def _row(transform: _public.PublicTransform) -> tuple[str, str, str, bool, bool]:
     """The plugin's row for a transform, from the runtime's declaration and the class it returns."""
     import jaxstatic
 

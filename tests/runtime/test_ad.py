@@ -372,7 +372,7 @@ class HessianFunction(js.GradFunction[Any, Any]):
     """The example of ARCHITECTURE.md's recipe for a new transform, as written there: ``js.hessian``, a
     ``GradFunction`` subclass saying its name and JAX's transform it applies."""
 
-    _transform = "hessian"
+    _transform_name = "hessian"
     _jax_transform = staticmethod(jax.hessian)
 
 

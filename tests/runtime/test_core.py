@@ -238,7 +238,7 @@ def test_the_key_function_and_the_dispatcher_agree() -> None:
     x = jnp.ones(1)
     f(x, {"a": 1}, n=3)
     key = f._core._key((x, {"a": 1}), {"n": 3})
-    assert list(f._core._cache) == [key]
+    assert list(f._core._programs.cache) == [key]
 
 
 def test_a_retrace_for_new_shapes_sees_the_callers_values_in_their_order_and_types() -> None:

@@ -122,7 +122,7 @@ def test_a_refused_retrace_keeps_its_error(hit_path: str) -> None:
 def test_an_error_after_the_program_returned_is_no_deleted_array(monkeypatch: pytest.MonkeyPatch) -> None:
     # An interruption (or any error) arriving once the program ran, as its program is cached: what it consumed is
     # no fault of the arguments.
-    from jaxstatic import _programs
+    from jaxstatic import _parts
 
     for error in (KeyboardInterrupt, ValueError):
         def refuse(*args: Any, error: type[BaseException] = error) -> Any:
@@ -130,7 +130,7 @@ def test_an_error_after_the_program_returned_is_no_deleted_array(monkeypatch: py
 
         f = js.jit(lambda x: x + 1, donate_argnums=0)
         with monkeypatch.context() as patch:
-            patch.setattr(_programs.Programs, "_insert", refuse)
+            patch.setattr(_parts.Programs, "insert", refuse)
             x = jnp.ones(3)
             with pytest.raises(error, match=r"^interrupted$"):
                 f(x)

@@ -94,7 +94,7 @@ def test_init_imports_nothing_undeclared() -> None:
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="typing.get_overloads arrived in Python 3.11")
 @pytest.mark.parametrize("transform", _public.TRANSFORMS, ids=lambda t: t.name)
-def test_each_transform_returns_its_wrapper(transform: _public.Transform) -> None:
+def test_each_transform_returns_its_wrapper(transform: _public.PublicTransform) -> None:
     """The plugin knows a variable holding ``vmap(in_axes=0)`` by the wrapper class the decorator returns."""
     function = getattr(importlib.import_module(f"jaxstatic.{transform.module}"), transform.name)
     assert function.__module__ == f"jaxstatic.{transform.module}", (
@@ -128,7 +128,7 @@ def test_every_transform_class_is_declared() -> None:
     for module, short, name in _classes_defined(StaticFunction):
         assert name in wrappers or name == "StaticFunction", (
             f"{module}.{name} is a transform's class, but {PUBLIC} declares no transform returning it: add "
-            f"Transform(\"<its function>\", \"{short}\", \"{name}\", ...) to TRANSFORMS there, saying whether it "
+            f"PublicTransform(\"<its function>\", \"{short}\", \"{name}\", ...) to TRANSFORMS there, saying whether it "
             "differentiates (reads NoDiff) and whether it donates")
 
 
@@ -201,7 +201,7 @@ def _outcome(apply: Callable[[Callable[..., jax.Array]], Callable[..., object]],
 
 
 @pytest.mark.parametrize("transform", _public.TRANSFORMS, ids=lambda t: t.name)
-def test_each_transform_reads_nodiff_as_its_row_says(transform: _public.Transform) -> None:
+def test_each_transform_reads_nodiff_as_its_row_says(transform: _public.PublicTransform) -> None:
     """A row's ``differentiates`` (the plugin reports a decorator hiding a NoDiff parameter only under such a
     transform) says whether NoDiff changes what the transform does: here, ``f(key: NoDiff[Array], x)`` against the
     same function unmarked."""

@@ -80,7 +80,7 @@ def keyword_calls(owner: Owner) -> None:
 def _with_keywords(owner: Owner, head: Any) -> Any:
     """``head`` behind the hits of the other call shapes ``owner`` has met (by keyword, or with fewer positional
     values) that it does not have yet (at most ``_MAX_KEYWORD_SHAPES``), newest first. Each hands what it does not
-    serve (a miss) to its own shape's generated ``entry``, which runs the ``_parts.Miss`` itself."""
+    serve (a miss) to its own shape's generated ``entry``, which runs the ``_miss.Miss`` itself."""
     have, hit = set(), head
     while hit is not None:
         have.add((hit.nargs, hit.kwnames or ()))
@@ -118,7 +118,7 @@ def _shape_hit(owner: Owner, plan: Plan, fallback: Any, namespace: dict[str, Any
     remembered, contents, nested, shallow = owner._memo.dicts
     return compiled.KeyCall(
         fallback=fallback, failed=functools.partial(raise_failed, owner, plan),
-        cache=owner._cache, remembered=remembered, contents=contents, nested=nested, shallow=shallow,
+        cache=owner._programs.cache, remembered=remembered, contents=contents, nested=nested, shallow=shallow,
         atomic=_freeze.ATOMIC, calls=owner._stats.calls,
         touch=namespace["touch"], vid=plan.vid, nargs=plan.nargs, statics=tuple(statics),
         dynamics=tuple(dynamics), kwnames=tuple(plan.kwnames), other=other)

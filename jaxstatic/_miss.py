@@ -1,0 +1,287 @@
+"""A miss, top to bottom: a call whose static key has no program, from the dispatcher that found none to the
+program cached. In the order a miss meets them:
+
+1. ``begin``: the static values are checked against their ``Static[T]`` (``_typecheck``: on a miss, never on a
+   hit). Under ``jax.disable_jit()`` a jit runs the function as plain Python instead (nothing cached).
+2. ``claim``: the key becomes this thread's in-flight entry (``Programs.inflight``), with the in-flight wait beside
+   it: a program cached meanwhile runs as a hit does; this thread's own in flight runs nested (a recursive call);
+   another thread's is waited for. Equal keys trace once, other keys in parallel, with no function-wide lock.
+3. ``build``: the transform's JAX program (``StaticFunction._build``, e.g. ``jax.jit``) over the body JAX traces
+   (``_body.traced_body``), or the exact-key lane's program where the lane serves the key (``_lane``).
+4. The caller's frame calls ``miss.program(*miss.pos, **miss.kw)``: JAX traces the body, which hands the user's
+   function the caller's static values and counts and explains the trace (``_stats``), then compiles it. Why the
+   caller's frame: ``Miss``.
+5. ``Miss.done`` finishes it (``finish``): the program cached (``Programs.insert``), the waiting threads woken, the
+   build counted. ``Miss.fail`` lets go of the key and says what went wrong: a dynamic value JAX cannot trace
+   (``dynamic_error``), a deleted or donated array (``_donate_errors``).
+
+Faults leave nothing behind (``failed``): a call that raises is counted once as failed, never a hit, and its static
+values are forgotten. A call whose trace ended but that JAX refused to run keeps its program, as ``jax.jit`` keeps
+its trace (``finish``).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+import jax
+
+from . import _codegen, _donate_errors, _explain, _freeze, _typecheck
+from ._body import traced_body
+from ._compat import jit_disabled
+from ._errors import non_array_error, uncomparable_error
+from ._parts import KeyState, Owner, let_go
+from ._plan import Plan
+
+if TYPE_CHECKING:
+    from ._lane import Lane
+
+
+class Miss:
+    """A call that found no program, run by the calling frame itself: ``program(*pos, **kw)``, then ``done(result)``
+    (its value), or on a failure ``fail(err)`` (what to raise: ``err`` itself, or an error that names what JAX could
+    not trace).
+
+    Why the caller's frame runs it: each frame between a call and the body JAX traces is one frame less that nested
+    jitted functions can recurse (JAX's recursion limit is Python's), so the dispatcher (``_codegen``), the first
+    call of a shape (``StaticFunction.__call__``) and the lane's ``__call__`` each call the program in their own
+    frame, and a miss is claimed before it (``begin``) and finished after it (``done``, ``fail``), never around it.
+
+    The miss that claims a key (``claim``) is also the key's in-flight entry: other threads with an equal key wait
+    on it (``event``). A miss without a ``core`` is a plain call (the lane's own call made again): nothing to
+    finish."""
+
+    __slots__ = ("args", "built", "cached", "core", "event", "key", "kw", "kwargs", "lane", "local", "outer", "plan",
+                 "pos", "program", "record", "state", "thread", "traces")
+    program: Callable[..., Any]  # set by ``set_up``: what the caller's frame calls, with ``pos`` and ``kw``
+    pos: Any
+    kw: Any
+    outer: Any  # the statics handed to the body before this call's, given back when it ends
+    # set by ``claim`` for the miss that traces its key: by which thread, its state, whether the lane serves it, the
+    # program cached once it has run, and for a transform whose traces a jit above counts, the build being counted
+    thread: int
+    state: KeyState
+    lane: bool
+    cached: Any
+    built: _explain.Signature | None
+    record: Any
+
+    def __init__(self, core: Owner | None, plan: Plan | None, key: Any, args: tuple[Any, ...],
+                 kwargs: dict[str, Any], traces: bool = True) -> None:
+        self.core, self.plan, self.key, self.args, self.kwargs = core, plan, key, args, kwargs
+        self.traces = traces  # a failure may be a dynamic value JAX cannot trace (not so for an eager call)
+        self.event: threading.Event | None = None  # set by ``claim``: this miss traces the key
+        self.local: Any = None  # the key state's thread-local while this call hands its static values to the body
+
+    @classmethod
+    def plain(cls, program: Callable[..., Any], pos: tuple[Any, ...], kw: dict[str, Any]) -> Miss:
+        """A call with nothing to finish: the lane's own call made again (``Lane.switch``)."""
+        return cls(None, None, None, pos, kw).set_up(program, pos, kw)
+
+    def set_up(self, program: Callable[..., Any], pos: Any, kw: Any, state: KeyState | None = None) -> Miss:
+        """The program this call runs, with these values; with ``state``, the caller's own static values are handed
+        to the body it traces until the call ends (none: a program cached, which a retrace for new shapes hands
+        equal values rebuilt from the key, as a hit does)."""
+        self.program, self.pos, self.kw = program, pos, kw
+        if state is not None and self.plan is not None:
+            self.local = state.local
+            self.outer = getattr(self.local, "statics", None)
+            self.local.statics = self.plan.static_values(self.args, self.kwargs)
+        return self
+
+    def done(self, result: Any) -> Any:
+        """The program returned ``result``: a program traced is cached (``finish``)."""
+        if self.local is not None:
+            self.local.statics = self.outer
+        core = self.core
+        if self.event is not None and core is not None:
+            try:
+                finish(core, self, ok=True)
+            except BaseException:
+                failed(core, self._plan(), self.args, self.kwargs, ran=True)
+                raise
+        return result
+
+    def fail(self, err: BaseException) -> BaseException:
+        """The program raised ``err``: what to raise instead (a dynamic value JAX cannot trace, named by its
+        parameter), or ``err`` itself. The key is let go of, and the call counted as failed."""
+        core = self.core
+        if core is None:
+            return err
+        try:
+            try:
+                if self.local is not None:
+                    self.local.statics = self.outer
+                if self.traces and isinstance(err, TypeError):
+                    err = dynamic_error(core, self._plan(), self.args, self.kwargs, err)
+            finally:
+                if self.event is not None:
+                    finish(core, self, ok=False)
+        finally:
+            failed(core, self._plan(), self.args, self.kwargs)
+        return err
+
+    def _plan(self) -> Plan:
+        assert self.plan is not None  # every miss with a core has its call's plan
+        return self.plan
+
+
+# -- 1. begin --------------------------------------------------------------------------------------------------
+
+def begin(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Miss:
+    """A key not in the cache: the ``Miss`` the caller's own frame runs. A call that raises on the way (in the type
+    check, the transform, the trace) is counted once as failed, never a hit."""
+    try:
+        lane = _lane(core)
+        if lane is None or not lane.serves(plan, key):  # the lane's body checks its own
+            _typecheck.check(core._transform._fn, core._name, plan.static_values(args, kwargs))
+        # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
+        # others keep their meaning (pmap still maps over devices), as JAX's do.
+        if core._transform._eager_without_jit and jit_disabled():
+            return Miss(core, plan, key, args, kwargs, traces=False).set_up(
+                functools.partial(core._stats.run_eagerly, core._transform._fn), (args, kwargs), {})
+        return claim(core, Miss(core, plan, key, args, kwargs))
+    except BaseException:
+        failed(core, plan, args, kwargs)
+        raise
+
+
+# -- 2. claim, and the in-flight wait ---------------------------------------------------------------------------
+
+def claim(core: Owner, miss: Miss) -> Miss:
+    """``miss`` becomes the key's in-flight entry when this thread is to trace the key (``_claimed``); a program
+    cached (meanwhile, or by another call shape) runs as a hit does; this thread's own, being traced, runs with its
+    key state (a recursive call: JAX traces the new shapes nested); it waits while another thread traces the key."""
+    programs, plan, key, args, kwargs = core._programs, miss._plan(), miss.key, miss.args, miss.kwargs
+    me = threading.get_ident()
+    while True:
+        with programs.lock:
+            program = programs.cache.get(key)
+            flight = programs.inflight.get(key) if program is None else None
+            if program is None and flight is None:
+                programs.inflight[key] = _claimed(core, miss, me)
+                break
+        if program is not None:
+            return miss.set_up(program, *plan.dynamic_values(args, kwargs))
+        assert flight is not None
+        if flight.thread == me:
+            return miss.set_up(flight.cached, *plan.dynamic_values(args, kwargs), state=flight.state)
+        assert flight.event is not None
+        flight.event.wait()
+    try:
+        lane = _lane(core)
+        if miss.lane and lane is not None:  # the lane's program, with its arguments
+            return miss.set_up(lane.program, *lane.arguments(plan, key, args, kwargs), state=miss.state)
+        return miss.set_up(miss.cached, *plan.dynamic_values(args, kwargs), state=miss.state)
+    except BaseException:
+        finish(core, miss, ok=False)  # claimed, never run: let go of, for the threads waiting on it
+        raise
+
+
+def _claimed(core: Owner, miss: Miss, me: int) -> Miss:
+    """``miss`` claims its key for this thread (under the lock), with the program cached once it has run: the
+    lane's, where the lane serves the key (asked again: another thread may have installed it meanwhile), else the
+    transform's (``build``, which may raise: a call it refuses, as grad of a missing argument)."""
+    plan, key = miss._plan(), miss.key
+    miss.thread, miss.state, miss.event = me, KeyState(key), threading.Event()
+    # a transform whose traces a jit above counts (vmap, grad): its build counted instead, by its static values
+    miss.built = None if core._transform._counts_traces else {
+        name: _explain.StaticSig(k) for (name, _), k in zip(plan.statics, _codegen.static_keys(key))}
+    miss.record = None if miss.built is None else core._stats.begin_build(miss.built)
+    lane = _lane(core)
+    miss.lane = lane is not None and lane.serves(plan, key)
+    miss.cached = lane.adapter(plan, key) if lane is not None and miss.lane else build(core, plan, miss.state)
+    return miss
+
+
+# -- 3. build ---------------------------------------------------------------------------------------------------
+
+def build(core: Owner, plan: Plan, state: KeyState) -> Callable[..., Any]:
+    """The transform's program for ``state``'s key, over the body JAX traces (``_body``). JAX traces and compiles it
+    when the caller's frame first calls it."""
+    body = traced_body(core._transform, core._stats, core._programs.why_again, plan, state)
+    return core._transform._build(plan, body, state)
+
+
+# -- 5. finish --------------------------------------------------------------------------------------------------
+
+def finish(core: Owner, miss: Miss, ok: bool) -> None:
+    """A miss that claimed its key ends: the in-flight entry gone and the threads waiting on it woken; a program
+    that traced is cached; where a jit above counts the traces (vmap, grad), its build is counted."""
+    programs, key = core._programs, miss.key
+    with programs.lock:
+        programs.inflight.pop(key, None)
+        # A call refused after its body traced (JAX refused to run it: a buffer donated twice, a deleted one)
+        # keeps its program, as jax.jit keeps its trace: JAX's own caches decide what a retry traces again.
+        evicted = programs.insert(key, miss.cached, miss.state) if ok or miss.state.traced else []
+    assert miss.event is not None
+    miss.event.set()
+    let_go(evicted)
+    if ok and miss.built is not None:
+        core._stats.end_build(miss.built, miss.record)
+
+
+# -- faults -----------------------------------------------------------------------------------------------------
+
+def failed(core: Owner, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], ran: bool = False) -> None:
+    """A call raised: it is no hit, and its static values are not kept. ``ran``: it raised after its program
+    returned (the buffers it donated are consumed, so its deleted arrays say nothing of its arguments)."""
+    next(core._stats.failures)
+    for value in plan.static_values(args, kwargs).values():
+        core._memo.discard(value)
+    if not ran:  # JAX's error about a deleted or donated buffer, raised again naming the parameter and path
+        _donate_errors.explain_failure(core._name, plan, args, kwargs, core._transform._params())
+
+
+def dynamic_error(core: Owner, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any],
+                  err: TypeError) -> TypeError:
+    """Say which non-Static parameter got a value JAX cannot trace; otherwise the original error."""
+    for name, src in plan.dynamics:
+        for path, leaf in jax.tree_util.tree_flatten_with_path(src.get(args, kwargs))[0]:
+            if not is_traceable(leaf):
+                from . import _hidden
+
+                fn, transform = core._transform._fn, f"jaxstatic.{core._transform._transform_name}"
+                hidden = _hidden.non_array_error(fn, plan.layout.static, transform, args, kwargs, leaf)
+                if hidden is not None:  # a decorator hid a Static parameter
+                    return hidden
+                return non_array_error(core._name, name, name + jax.tree_util.keystr(path), leaf,
+                                       src.kind == "varkw", src.get(args, kwargs))
+    return err
+
+
+def uncomparable(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 err: Exception) -> Exception:
+    """The error for a cache lookup that raised: ``err`` itself where the key's hash raises (a static value's own
+    ``__hash__``, as ``jax.jit`` raises it); else a static value's ``__eq__`` raised, which is named."""
+    try:
+        hash(key)
+    except Exception:
+        return err
+    statics = plan.static_values(args, kwargs)
+    for j, (name, _) in enumerate(plan.statics):
+        mine = key[1 + 2 * j:3 + 2 * j]
+        for other in list(dict.keys(core._programs.cache)):  # the plain dict's keys: no lookup that would compare
+            try:
+                _ = other[1 + 2 * j:3 + 2 * j] == mine
+            except Exception:
+                return uncomparable_error(core._name, name, statics[name], err)
+    return uncomparable_error(core._name, plan.statics[0][0], statics[plan.statics[0][0]], err) \
+        if plan.statics else err
+
+
+def is_traceable(leaf: object) -> bool:
+    # a dtype class (jnp.int32) has a ``dtype`` attribute too, but JAX cannot trace it
+    return (_freeze.is_array(leaf) or isinstance(leaf, (int, float, complex, bool))
+            or (hasattr(leaf, "dtype") and not isinstance(leaf, type)))
+
+
+def _lane(core: Owner) -> Lane | None:
+    """The core's exact-key lane, once taken (the hits in C see it as a ``_parts.Switched``)."""
+    return cast("Lane | None", core._lane)
+
+
+__all__ = ["Miss", "begin", "build", "claim", "dynamic_error", "failed", "finish", "is_traceable", "uncomparable"]
