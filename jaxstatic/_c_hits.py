@@ -44,11 +44,12 @@ def attach(owner: object, entry: Callable[..., Any] | None) -> None:
 _MAX_DYNAMIC = 64  # KeyCall's bound: a shape with more dynamic values keeps its generated dispatcher
 
 
-def key_call(owner: Owner, plan: Plan, entry: Callable[..., Any],
-             namespace: dict[str, Any]) -> Callable[..., Any]:
-    """``entry``, the generated dispatcher of a positional call shape (``namespace``: its names), behind its hit in
-    C where that was built and every value of the shape comes by position or is a constant default; in front of
-    that, the hits of the keyword shapes the function has met (``keyword_calls``); else ``entry`` itself."""
+def shape_call(owner: Owner, plan: Plan, entry: Callable[..., Any],
+               namespace: dict[str, Any]) -> Callable[..., Any]:
+    """The ``__call__`` of a positional call shape: ``entry``, its generated dispatcher (``namespace``: its names),
+    behind its hit in C where that was built and every value of the shape comes by position or is a constant
+    default; in front of that, the hits of the keyword shapes the function has met (``keyword_calls``); else
+    ``entry`` itself."""
     compiled = _extension.compiled
     if compiled is None:
         return entry
@@ -141,4 +142,4 @@ def raise_failed(owner: Owner, plan: Plan, err: BaseException, args: tuple[Any, 
         raise
 
 
-__all__ = ["attach", "key_call", "keyword_calls", "raise_failed"]
+__all__ = ["attach", "shape_call", "keyword_calls", "raise_failed"]

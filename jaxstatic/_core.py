@@ -46,19 +46,24 @@ class Core:
         self._handles: tuple[weakref.ref[Any], ...] = ()  # replaced whole, never changed: read by any thread
 
     def _shape(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Generated]:
-        """The plan and generated functions of this call's shape, made when the shape is first seen."""
-        shape = (len(args), *kwargs) if kwargs else len(args)
-        found = self._shapes.get(shape)
-        if found is None:
-            plan = Plan.bind(self._transform._layout(), len(args), tuple(kwargs), self._variants)
-            if not self._lane_checked:
-                self._install_lane()
-            entry = self._lane is None and not kwargs and not any(isinstance(k, int) for k in self._shapes)
-            namespace = self._namespace(plan)
-            code = _codegen.generate(plan, namespace, self._name)
-            found = self._shapes[shape] = (plan, code)
-            if entry:
-                self._specialize(_c_hits.key_call(self, plan, code["entry"], namespace))
+        """The plan and generated functions of this call's shape (``_new_shape`` the first time it is seen)."""
+        found = self._shapes.get((len(args), *kwargs) if kwargs else len(args))
+        return self._new_shape(args, kwargs) if found is None else found
+
+    def _new_shape(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Generated]:
+        """A call shape seen for the first time: its plan (``Plan.bind``) and generated code (``_codegen``). The
+        first call of all also decides whether the function takes the exact-key lane (``_install_lane``); the first
+        positional shape, off the lane, becomes the function's own ``__call__`` (``_specialize``), its hit in C where
+        the extension is built (``_c_hits.shape_call``)."""
+        plan = Plan.bind(self._transform._layout(), len(args), tuple(kwargs), self._variants)
+        if not self._lane_checked:
+            self._install_lane()
+        entry = self._lane is None and not kwargs and not any(isinstance(k, int) for k in self._shapes)
+        namespace = self._namespace(plan)
+        code = _codegen.generate(plan, namespace, self._name)
+        found = self._shapes[(len(args), *kwargs) if kwargs else len(args)] = (plan, code)
+        if entry:
+            self._specialize(_c_hits.shape_call(self, plan, code["entry"], namespace))
         return found
 
     def _with_program(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Any, Any]:
@@ -78,7 +83,7 @@ class Core:
         made = program is None or state is None
         if made:
             state = KeyState(key)
-            program = _miss.build(self, plan, state)
+            program = _miss.transform_program(self, plan, state)
         assert state is not None
         pos, kw = plan.dynamic_values(args, kwargs)
         local = state.local

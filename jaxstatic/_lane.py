@@ -177,7 +177,7 @@ class Lane:
                 pass
             else:
                 owner = self.owner
-                owner._specialize(_c_hits.key_call(owner, plan, code["entry"], owner._namespace(plan)))
+                owner._specialize(_c_hits.shape_call(owner, plan, code["entry"], owner._namespace(plan)))
             _c_hits.keyword_calls(self.owner)  # the shapes met so far: hits in C of their own
         return self.owner._prepare_call(*self.canonical(pos, kwonly, ()))
 

@@ -132,8 +132,9 @@ class Miss:
 # -- 1. begin --------------------------------------------------------------------------------------------------
 
 def begin(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Miss:
-    """A key not in the cache: the ``Miss`` the caller's own frame runs. A call that raises on the way (in the type
-    check, the transform, the trace) is counted once as failed, never a hit."""
+    """A key not in the cache: the ``Miss`` the caller's own frame runs, claimed (``claim``) and built (``build``).
+    A call that raises on the way (in the type check, the transform, the trace) is counted once as failed, never a
+    hit."""
     try:
         lane = _lane(core)
         if lane is None or not lane.serves(plan, key):  # the lane's body checks its own
@@ -143,7 +144,9 @@ def begin(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict
         if core._transform._eager_without_jit and jit_disabled():
             return Miss(core, plan, key, args, kwargs, traces=False).set_up(
                 functools.partial(core._stats.run_eagerly, core._transform._fn), (args, kwargs), {})
-        return claim(core, Miss(core, plan, key, args, kwargs))
+        miss = Miss(core, plan, key, args, kwargs)
+        found = claim(core, miss)
+        return build(core, miss) if found is None else found
     except BaseException:
         failed(core, plan, args, kwargs)
         raise
@@ -151,10 +154,11 @@ def begin(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict
 
 # -- 2. claim, and the in-flight wait ---------------------------------------------------------------------------
 
-def claim(core: Owner, miss: Miss) -> Miss:
-    """``miss`` becomes the key's in-flight entry when this thread is to trace the key (``_claimed``); a program
-    cached (meanwhile, or by another call shape) runs as a hit does; this thread's own, being traced, runs with its
-    key state (a recursive call: JAX traces the new shapes nested); it waits while another thread traces the key."""
+def claim(core: Owner, miss: Miss) -> Miss | None:
+    """None: ``miss`` is now the key's in-flight entry, for this thread to build and trace. Otherwise ``miss`` set
+    up to run a program found: one cached (meanwhile, or by another call shape), run as a hit does; this thread's
+    own, being traced, run with its key state (a recursive call: JAX traces the new shapes nested); or, after
+    waiting while another thread traced the key, the one it cached."""
     programs, plan, key, args, kwargs = core._programs, miss._plan(), miss.key, miss.args, miss.kwargs
     me = threading.get_ident()
     while True:
@@ -162,8 +166,11 @@ def claim(core: Owner, miss: Miss) -> Miss:
             program = programs.cache.get(key)
             flight = programs.inflight.get(key) if program is None else None
             if program is None and flight is None:
-                programs.inflight[key] = _claimed(core, miss, me)
-                break
+                lane = _lane(core)  # asked under the lock: another thread may install the lane meanwhile
+                miss.thread, miss.state, miss.event = me, KeyState(key), threading.Event()
+                miss.lane = lane is not None and lane.serves(plan, key)
+                programs.inflight[key] = miss
+                return None
         if program is not None:
             return miss.set_up(program, *plan.dynamic_values(args, kwargs))
         assert flight is not None
@@ -171,37 +178,34 @@ def claim(core: Owner, miss: Miss) -> Miss:
             return miss.set_up(flight.cached, *plan.dynamic_values(args, kwargs), state=flight.state)
         assert flight.event is not None
         flight.event.wait()
+
+
+# -- 3. build ---------------------------------------------------------------------------------------------------
+
+def build(core: Owner, miss: Miss) -> Miss:
+    """The program ``miss`` claimed its key for, set up to run with the caller's static values: the lane's, where
+    the lane serves the key, else the transform's (which may raise: a call it refuses, as grad of a missing
+    argument; the key is then let go of). JAX traces and compiles it when the caller's frame first calls it."""
+    plan, key, args, kwargs = miss._plan(), miss.key, miss.args, miss.kwargs
     try:
+        # a transform whose traces a jit above counts (vmap, grad): its build counted instead, by its static values
+        miss.built = None if core._transform._counts_traces else {
+            name: _explain.StaticSig(k) for (name, _), k in zip(plan.statics, _codegen.static_keys(key))}
+        miss.record = None if miss.built is None else core._stats.begin_build(miss.built)
         lane = _lane(core)
         if miss.lane and lane is not None:  # the lane's program, with its arguments
+            miss.cached = lane.adapter(plan, key)
             return miss.set_up(lane.program, *lane.arguments(plan, key, args, kwargs), state=miss.state)
+        miss.cached = transform_program(core, plan, miss.state)
         return miss.set_up(miss.cached, *plan.dynamic_values(args, kwargs), state=miss.state)
     except BaseException:
         finish(core, miss, ok=False)  # claimed, never run: let go of, for the threads waiting on it
         raise
 
 
-def _claimed(core: Owner, miss: Miss, me: int) -> Miss:
-    """``miss`` claims its key for this thread (under the lock), with the program cached once it has run: the
-    lane's, where the lane serves the key (asked again: another thread may have installed it meanwhile), else the
-    transform's (``build``, which may raise: a call it refuses, as grad of a missing argument)."""
-    plan, key = miss._plan(), miss.key
-    miss.thread, miss.state, miss.event = me, KeyState(key), threading.Event()
-    # a transform whose traces a jit above counts (vmap, grad): its build counted instead, by its static values
-    miss.built = None if core._transform._counts_traces else {
-        name: _explain.StaticSig(k) for (name, _), k in zip(plan.statics, _codegen.static_keys(key))}
-    miss.record = None if miss.built is None else core._stats.begin_build(miss.built)
-    lane = _lane(core)
-    miss.lane = lane is not None and lane.serves(plan, key)
-    miss.cached = lane.adapter(plan, key) if lane is not None and miss.lane else build(core, plan, miss.state)
-    return miss
-
-
-# -- 3. build ---------------------------------------------------------------------------------------------------
-
-def build(core: Owner, plan: Plan, state: KeyState) -> Callable[..., Any]:
-    """The transform's program for ``state``'s key, over the body JAX traces (``_body``). JAX traces and compiles it
-    when the caller's frame first calls it."""
+def transform_program(core: Owner, plan: Plan, state: KeyState) -> Callable[..., Any]:
+    """The transform's program for ``state``'s key (``StaticFunction._build``), over the body JAX traces
+    (``_body``)."""
     body = traced_body(core._transform, core._stats, core._programs.why_again, plan, state)
     return core._transform._build(plan, body, state)
 
@@ -209,8 +213,9 @@ def build(core: Owner, plan: Plan, state: KeyState) -> Callable[..., Any]:
 # -- 5. finish --------------------------------------------------------------------------------------------------
 
 def finish(core: Owner, miss: Miss, ok: bool) -> None:
-    """A miss that claimed its key ends: the in-flight entry gone and the threads waiting on it woken; a program
-    that traced is cached; where a jit above counts the traces (vmap, grad), its build is counted."""
+    """A miss that claimed its key ends (``Miss.done``, ``Miss.fail``, a failed ``build``): the in-flight entry gone
+    and the threads waiting on it woken; a program that traced is cached; where a jit above counts the traces (vmap,
+    grad), its build is counted."""
     programs, key = core._programs, miss.key
     with programs.lock:
         programs.inflight.pop(key, None)
@@ -284,4 +289,5 @@ def _lane(core: Owner) -> Lane | None:
     return cast("Lane | None", core._lane)
 
 
-__all__ = ["Miss", "begin", "build", "claim", "dynamic_error", "failed", "finish", "is_traceable", "uncomparable"]
+__all__ = ["Miss", "begin", "build", "claim", "dynamic_error", "failed", "finish", "is_traceable", "transform_program",
+           "uncomparable"]
