@@ -33,7 +33,7 @@ class _FrozenMarker:
 
 FROZEN = _FrozenMarker()
 
-FreezePair = Callable[[Any, int], tuple[Any, Any]]
+KeyPair = Callable[[Any, int], tuple[Any, Any]]
 
 _HASH_ONCE_LEN = 16
 
@@ -80,8 +80,8 @@ def _key_lines(plan: Plan, ns: dict[str, Any]) -> tuple[list[str], str]:
             continue
         ns[f"D{j}"] = src.default
         # A float that is neither zero nor NaN is its own exact key, as _freeze gives it: only ±0.0 and NaN
-        # compare unlike their bits. Inline, it costs ~0.1 us less than freeze_pair (float statics are common).
-        # A container remembered by identity (_memo.IdentityMemo) is checked here, not in freeze_pair: two
+        # compare unlike their bits. Inline, it costs ~0.1 us less than key_pair (float statics are common).
+        # A container remembered by identity (_memo.IdentityMemo) is checked here, not in key_pair: two
         # Python calls fewer, ~0.2 us of a same-object dict config's hit.
         same = _memo.UNCHANGED.format(v=f"v{j}", h=f"h{j}", t=f"t{j}")
         lines += [f"v{j} = {src.expr(f'D{j}')}", f"t{j} = type(v{j})", f"if t{j} not in ATOMIC:",
@@ -90,7 +90,7 @@ def _key_lines(plan: Plan, ns: dict[str, Any]) -> tuple[list[str], str]:
                   f"        if h{j} is not None and h{j}[0] is v{j} and ({same}):",
                   f"            t{j}, v{j} = h{j}[1]",
                   "        else:",
-                  f"            t{j}, v{j} = freeze_pair(v{j}, {j})"]
+                  f"            t{j}, v{j} = key_pair(v{j}, {j})"]
         keys += [f"t{j}", f"v{j}"]
     return lines, f"({', '.join(keys)},)"
 
@@ -139,7 +139,7 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, 
     """``{"key": key, "dispatch": dispatch, "entry": entry}`` for one call shape.
 
     ``namespace`` supplies ``cache``, ``lookup`` (its bound ``get``), ``touch``, ``missed`` (the ``Miss`` of a key
-    not cached), ``freeze_pair``, ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``, ``failed``, ``uncomparable``, ``next_call``,
+    not cached), ``key_pair``, ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``, ``failed``, ``uncomparable``, ``next_call``,
     ``reroute`` and ``route`` (the dispatcher of any call's shape). The dispatcher takes ``(args, kwargs)``: it
     counts the call, builds the key, looks the program up (keeping the cache's order of use when it holds more than
     one), and calls it with the dynamic values, or runs the miss (``_miss_lines``). A plan for keyword calls is found
@@ -263,4 +263,4 @@ NO = _Missing()
 """A parameter the caller left out, in the lane's ``__call__``."""
 
 
-__all__ = ["FROZEN", "NO", "FreezePair", "constant_pair", "generate", "generate_lane", "static_keys", "to_pair"]
+__all__ = ["FROZEN", "NO", "KeyPair", "constant_pair", "generate", "generate_lane", "static_keys", "to_pair"]

@@ -45,12 +45,12 @@ class Core:
         self._lane_checked = False  # whether the first call has shown if the lane can be taken
         self._handles: tuple[weakref.ref[Any], ...] = ()  # replaced whole, never changed: read by any thread
 
-    def _shape(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Generated]:
-        """The plan and generated functions of this call's shape (``_new_shape`` the first time it is seen)."""
+    def _plan_and_code(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Generated]:
+        """The plan and generated functions of this call's shape (``_new_plan_and_code`` the first time it is seen)."""
         found = self._shapes.get((len(args), *kwargs) if kwargs else len(args))
-        return self._new_shape(args, kwargs) if found is None else found
+        return self._new_plan_and_code(args, kwargs) if found is None else found
 
-    def _new_shape(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Generated]:
+    def _new_plan_and_code(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Generated]:
         """A call shape seen for the first time: its plan (``Plan.bind``) and generated code (``_codegen``). The
         first call of all also decides whether the function takes the exact-key lane (``_install_lane``); the first
         positional shape, off the lane, becomes the function's own ``__call__`` (``_specialize``), its hit in C where
@@ -70,7 +70,7 @@ class Core:
         """``program.<method>(dynamic values)`` for the program of this call's static key (made and kept if need
         be), with the caller's own static values handed to the body while JAX traces it: ``lower``, ``trace`` and
         ``eval_shape``."""
-        plan, code = self._shape(args, kwargs)
+        plan, code = self._plan_and_code(args, kwargs)
         key = code["key"](args, kwargs)
         # Counted as a call, as its trace (if it traces) is counted as a miss: hits are calls less misses, so an
         # uncounted lower() hid the next hit.
@@ -156,7 +156,7 @@ class Core:
         return self._dispatcher(args, kwargs)(args, kwargs)
 
     def _new_dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dispatch:
-        dispatch = self._shape(args, kwargs)[1]["dispatch"]
+        dispatch = self._plan_and_code(args, kwargs)[1]["dispatch"]
         if kwargs:
             self._by_keywords[tuple(kwargs)] = dispatch
         else:
@@ -169,7 +169,7 @@ class Core:
         first call of a shape, and the first the lane hands the general path. A shape not met before gets its
         dispatcher (``_new_dispatch``); a key cached runs its program as a miss that finds it cached does."""
         self._dispatcher(args, kwargs)  # made if need be: later calls of this shape go to it
-        plan, code = self._shape(args, kwargs)
+        plan, code = self._plan_and_code(args, kwargs)
         key = code["key"](args, kwargs)
         try:
             self._programs.cache.get(key)
@@ -240,7 +240,7 @@ class Core:
             "touch": touch,
             "next_call": self._stats.calls.__next__,
             "missed": functools.partial(_miss.begin, self, plan),
-            "freeze_pair": self._pair_freezer(plan), "remembered": self._memo.remembered,
+            "key_pair": self._key_pair(plan), "remembered": self._memo.remembered,
             "dynamic_error": functools.partial(self._failed_dynamic, plan),
             "failed": functools.partial(self._failed, plan),
             "uncomparable": functools.partial(_miss.uncomparable, self, plan),
@@ -252,14 +252,14 @@ class Core:
         return self._new_dispatch(args, kwargs)(args, kwargs)
 
     def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return self._shape(args, kwargs)[1]["key"](args, kwargs)
+        return self._plan_and_code(args, kwargs)[1]["key"](args, kwargs)
 
-    def _pair_freezer(self, plan: Plan) -> _codegen.FreezePair:
+    def _key_pair(self, plan: Plan) -> _codegen.KeyPair:
         """The key pair of a static value that is not atomic: a container (remembered by identity when it is
         safe) or another hashable object. Raises the user-facing error for values that cannot be static."""
         memo, function, freeze = self._memo, self._name, _freeze.freeze
 
-        def freeze_pair(value: Any, j: int) -> tuple[Any, Any]:
+        def key_pair(value: Any, j: int) -> tuple[Any, Any]:
             pair = memo.get(value)
             if pair is None:
                 try:
@@ -271,7 +271,7 @@ class Core:
                     memo.put(value, pair)
             return pair  # type: ignore[no-any-return]
 
-        return freeze_pair
+        return key_pair
 
 
 __all__ = ["Core"]

@@ -218,7 +218,7 @@ class JitFunction(StaticFunction[_P, _R]):
 
         plan, key, lowered = self._core._with_program("lower", args, kwargs)
         core = self._core
-        return Lowered(Compilation(self._name, plan, key, lambda a, k: core._shape(a, k)[0], core._key), lowered)
+        return Lowered(Compilation(self._name, plan, key, lambda a, k: core._plan_and_code(a, k)[0], core._key), lowered)
 
     def trace(self, *args: _P.args, **kwargs: _P.kwargs) -> Traced:
         """Trace for these arguments, as ``jax.jit(f).trace``: JAX's ``Traced`` (``.jaxpr``, ``.lower()``), whose

@@ -95,7 +95,7 @@ class Lane:
         self.ndynamic = sum(p.name not in layout.static for p in params)
         self.statics = [p.name for p in params if p.name in layout.static]
         self.kwonly_dynamic = any(n not in layout.static for n in self.kwonly)
-        self.plan, code = owner._shape((None,) * len(self.positional), dict.fromkeys(self.kwonly))
+        self.plan, code = owner._plan_and_code((None,) * len(self.positional), dict.fromkeys(self.kwonly))
         self.key: Callable[..., Any] = code["key"]
         argnums = tuple(i for i, n in enumerate(self.positional) if n in layout.static)
         argnames = tuple(n for n in self.kwonly if n in layout.static)
@@ -172,7 +172,7 @@ class Lane:
             self.switched = True
             self.owner._unspecialize()
             try:
-                plan, code = self.owner._shape((None,) * len(self.positional), {})
+                plan, code = self.owner._plan_and_code((None,) * len(self.positional), {})
             except TypeError:  # a keyword-only parameter without a default: no positional shape to specialize
                 pass
             else:

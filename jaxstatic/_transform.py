@@ -108,13 +108,19 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.FindOrM
 
     def _traced_fn(self) -> Callable[..., Any]:
         """The function a trace runs: ``_fn``, or, for a transform shared by closures of equal values, one whose
-        values are still those (``_shared.traced_function``)."""
-        return _shared.traced_function(self) if self.__dict__.get("_closed") is not None else self._fn
+        values are still those (``_shared.traced_function``). A function that closes over nothing is ``_fn``."""
+        return _shared.traced_function(self) if self._closes_over() else self._fn
 
     def _after_trace(self, fn: Callable[..., Any]) -> None:
         """A trace ran ``fn``: a transform shared by closures checks they are unchanged (``_shared.after_trace``)."""
-        if self.__dict__.get("_closed") is not None:
+        if self._closes_over():
             _shared.after_trace(self, fn)
+
+    def _closes_over(self) -> bool:
+        """Whether this transform is shared by functions that close over values (cells, defaults, a partial's
+        arguments), which a trace must find unchanged."""
+        closed = self.__dict__.get("_closed")
+        return closed is not None and bool(closed.labels)
 
     @property
     def __wrapped__(self) -> Callable[..., Any]:

@@ -300,7 +300,7 @@ class PmapFunction(StaticFunction[_P, _R]):
 
         plan, key, lowered = self._core._with_program("lower", args, kwargs)
         core = self._core
-        return Lowered(Compilation(self._name, plan, key, lambda a, k: core._shape(a, k)[0], core._key), lowered)
+        return Lowered(Compilation(self._name, plan, key, lambda a, k: core._plan_and_code(a, k)[0], core._key), lowered)
 
     def _build(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         names = program_names(plan)

@@ -28,7 +28,8 @@ def _wraps(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn(*args, **kwargs)
 
     # names a transform uses for its own state and methods
-    for name in ("_signature", "_cache", "_stats", "_fn", "_options", "_lock", "_shape", "_layout", "_miss",
+    for name in ("_signature", "_cache", "_stats", "_fn", "_options", "_lock", "_shape", "_layout", "_miss", "_core",
+                 "_opts", "_params", "_transform_name", "_build", "_closes_over",
                  "trace_count", "clear_cache", "cache_info", "lower"):
         setattr(wrapper, name, f"the wrapper's {name}")
     wrapper.tag = "kept"  # type: ignore[attr-defined]
