@@ -48,7 +48,8 @@ def traced_body(hooks: Hooks, stats: TraceStats, why_again: Callable[[Any], str]
             return call(*call_args, **call_kwargs)
         if jit_disabled() or getattr(slot.local, "eager", False):  # eager: shard_map's body over concrete shards
             return _lane.eager(stats, call, call_args, call_kwargs)
-        signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)), dynamic.items())
+        signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)), dynamic.items(),
+                                            plan.dynamics if layout.keyword_variants else ())
         before = _containers(statics)
         # counted in the body itself (``TraceStats.tracing``), as the lane's body is
         with stats.tracing(signature, why_again(key)):

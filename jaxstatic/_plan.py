@@ -69,6 +69,9 @@ class Layout:
     # a call's static extra is labelled "args[0]", a static entry by its keyword
     static_extras: tuple[int, ...] = ()
     static_keywords: frozenset[str] = frozenset()
+    # whether a dynamic value passed by keyword selects another program than passed by position (js.vmap, js.pmap:
+    # as JAX's, they map a keyword argument over axis 0), which its variant then says
+    keyword_variants: bool = False
 
     @classmethod
     def of(cls, fn: Callable[..., Any], function: str, signature: inspect.Signature,
@@ -161,6 +164,8 @@ class Plan:
         variant = tuple(n for n, _ in dynamics)
         # the static extras a call gives are part of its variant: g(x, n=1) and g(x, m=1) share no program
         given = tuple(f"static {n}" for n, _ in statics if n not in layout.signature.parameters)
+        if layout.keyword_variants:
+            given += tuple(f"{n}=" for n, src in dynamics if src.kind == "kw")
         vid = variants.setdefault(variant + given, len(variants))
         return cls(layout, tuple(statics), tuple(dynamics), variant, vid, nargs, kwnames)
 
