@@ -43,7 +43,7 @@ def traced_body(hooks: Hooks, stats: TraceStats, why_again: Callable[[Any], str]
             dynamic[varpos] = dyn[len(named):]
         if varkw is not None:
             dynamic[varkw] = dynkw
-        call_args, call_kwargs = layout.assemble(dynamic, statics, defaults=False)
+        call_args, call_kwargs = layout.assemble(dynamic, statics, defaults=False, keywords=plan.by_keyword)
         if not counts:
             return call(*call_args, **call_kwargs)
         if jit_disabled() or getattr(slot.local, "eager", False):  # eager: shard_map's body over concrete shards

@@ -70,16 +70,18 @@ class Layout:
     static_extras: tuple[int, ...] = ()
     static_keywords: frozenset[str] = frozenset()
     # whether a dynamic value passed by keyword selects another program than passed by position (js.vmap, js.pmap:
-    # as JAX's, they map a keyword argument over axis 0), which its variant then says
+    # as JAX's, they map a keyword argument over axis 0), which its variant then says; the call is then rebuilt as it
+    # was made (``assemble``), for a transform over one of them
     keyword_variants: bool = False
 
     @classmethod
     def of(cls, fn: Callable[..., Any], function: str, signature: inspect.Signature,
            extra_static: frozenset[str], transform: str = "jaxstatic.jit", *, extras: frozenset[int] = frozenset(),
-           keywords: frozenset[str] = frozenset()) -> Layout:
+           keywords: frozenset[str] = frozenset(), keyword_variants: bool = False) -> Layout:
         """Read ``fn``'s annotations (``AnnotationError`` when they do not resolve) and add ``extra_static``, the
         names given by ``static_argnums``/``static_argnames``, and ``extras``/``keywords``, the ``*args`` extras and
-        ``**kwargs`` entries they name. ``transform`` is named by ``HiddenStaticWarning``."""
+        ``**kwargs`` entries they name. ``transform`` is named by ``HiddenStaticWarning``; ``keyword_variants``
+        where ``fn`` is a transform that maps a keyword argument otherwise (an inner ``js.vmap``)."""
         params = find_static_params(fn, function, signature)
         static = set(params.names) | set(extra_static)
         for p in signature.parameters.values():
@@ -91,17 +93,27 @@ class Layout:
 
         _hidden.warn_if_hidden(fn, static, transform)
         return cls(function, signature, frozenset(static), params.nodiff - static, tuple(sorted(extras)),
-                   frozenset(keywords))
+                   frozenset(keywords), keyword_variants)
 
-    def assemble(self, dynamic: Mapping[str, Any], statics: Mapping[str, Any], *,
-                 defaults: bool = True) -> tuple[list[Any], dict[str, Any]]:
+    def assemble(self, dynamic: Mapping[str, Any], statics: Mapping[str, Any], *, defaults: bool = True,
+                 keywords: tuple[str, ...] | None = None) -> tuple[list[Any], dict[str, Any]]:
         """Rebuild the call of the user's function from its parts, by parameter name. ``defaults=False`` leaves out
         a keyword-only parameter at its default, as the call left it out: a wrapper that reports its wrapped
-        function's signature (``jax.shard_map``'s, over ``jnp.dot``'s ``precision=``) may take no such keyword."""
+        function's signature (``jax.shard_map``'s, over ``jnp.dot``'s ``precision=``) may take no such keyword.
+        ``keywords`` (``Plan.by_keyword``), the parameters the call passed by keyword, rebuilds the call as it was
+        made, for a function that maps a keyword argument otherwise (an inner ``js.vmap``): from the first
+        parameter passed by keyword or left out, each is passed by keyword, or left out."""
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
+        by_name = False
         for name, p in self.signature.parameters.items():
             given = statics if name in statics else dynamic
+            if keywords is not None and p.kind is _Kind.POSITIONAL_OR_KEYWORD:
+                by_name = by_name or name in keywords or name not in given
+                if by_name:
+                    if name in given or defaults:
+                        kwargs[name] = given.get(name, p.default)
+                    continue
             if p.kind is _Kind.VAR_POSITIONAL:
                 extras = list(given.get(name, ()))
                 for k in self.static_extras:  # increasing: each lands at its own position
@@ -140,6 +152,8 @@ class Plan:
     vid: int  # a small number per variant: the first item of every cache key
     nargs: int
     kwnames: tuple[str, ...]
+    # the dynamic parameters this shape passes by keyword, where that selects the program (Layout.keyword_variants)
+    by_keyword: tuple[str, ...] | None = None
 
     @classmethod
     def bind(cls, layout: Layout, nargs: int, kwnames: tuple[str, ...], variants: dict[tuple[str, ...], int]) -> Plan:
@@ -164,10 +178,9 @@ class Plan:
         variant = tuple(n for n, _ in dynamics)
         # the static extras a call gives are part of its variant: g(x, n=1) and g(x, m=1) share no program
         given = tuple(f"static {n}" for n, _ in statics if n not in layout.signature.parameters)
-        if layout.keyword_variants:
-            given += tuple(f"{n}=" for n, src in dynamics if src.kind == "kw")
-        vid = variants.setdefault(variant + given, len(variants))
-        return cls(layout, tuple(statics), tuple(dynamics), variant, vid, nargs, kwnames)
+        by_keyword = tuple(n for n, src in dynamics if src.kind == "kw") if layout.keyword_variants else None
+        vid = variants.setdefault(variant + given + tuple(f"{n}=" for n in by_keyword or ()), len(variants))
+        return cls(layout, tuple(statics), tuple(dynamics), variant, vid, nargs, kwnames, by_keyword)
 
     def static_values(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
         return {name: src.get(args, kwargs) for name, src in self.statics}

@@ -174,7 +174,7 @@ class VmapFunction(StaticFunction[_P, _R]):
         self._axes = resolve_in_axes(self._name, layout, self._opts.in_axes)
 
     def _layout(self) -> Layout:
-        return _keyword_variants(self, super()._layout(), self._axes)
+        return _keyword_variants(self, super()._layout())
 
     def _build(self, plan: Plan, body: Callable[..., Any], slot: Slot) -> Callable[..., Any]:
         assert self._axes is not None
@@ -196,13 +196,13 @@ class VmapFunction(StaticFunction[_P, _R]):
         return program
 
 
-def _keyword_variants(function: StaticFunction[Any, Any], layout: Layout, axes: InAxes | None) -> Layout:
-    """``layout``, telling ``Plan.bind`` that a value passed by keyword selects a program of its own, where it maps
-    over another axis than passed by position (``InAxes.axis``): ``f(x, y)`` and ``f(x, y=y)`` share no program.
-    Read once per call shape, never on a hit."""
-    if axes is None or layout.keyword_variants or not axes.positional or (not axes.by_name and axes.default == 0):
-        return layout
-    layout = function._known_layout = dataclasses.replace(layout, keyword_variants=True)
+def _keyword_variants(function: StaticFunction[Any, Any], layout: Layout) -> Layout:
+    """``layout``, telling ``Plan.bind`` that a value passed by keyword selects a program of its own, as it may map
+    over another axis than passed by position (``InAxes.axis``): ``f(x, y)`` and ``f(x, y=y)`` share no program, as
+    in ``jax.vmap`` and ``jax.pmap`` (whose trees differ). A transform over this one then passes a call on as it was
+    made (``Layout.assemble``). Read once per call shape, never on a hit."""
+    if not layout.keyword_variants:
+        layout = function._known_layout = dataclasses.replace(layout, keyword_variants=True)
     return layout
 
 
@@ -327,7 +327,7 @@ class PmapFunction(StaticFunction[_P, _R]):
         self._axes = resolve_in_axes(self._name, layout, self._opts.in_axes)
 
     def _layout(self) -> Layout:
-        return _keyword_variants(self, super()._layout(), self._axes)
+        return _keyword_variants(self, super()._layout())
 
     def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:
         """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature that

@@ -148,6 +148,25 @@ def test_a_keyword_argument_maps_over_axis_0_as_in_jax_vmap(hit_path: str) -> No
         broadcast(x, 2, y=x, z=z)
 
 
+def test_under_jit_a_keyword_argument_maps_as_it_does_alone(hit_path: str) -> None:
+    """``js.jit(js.vmap(f))`` passes a keyword argument on by keyword, as ``jax.jit(jax.vmap(f))`` does: its axis is
+    the one ``js.vmap`` gives it alone, and the keyword call is a program of its own."""
+
+    def shift(x: jax.Array, y: jax.Array) -> jax.Array:
+        return x + y
+
+    x, y = jnp.arange(8.0).reshape(2, 4), jnp.arange(8.0).reshape(4, 2)
+    ours, plain = js.jit(js.vmap(shift, in_axes=1)), jax.jit(jax.vmap(shift, in_axes=1))
+    _close(ours(x, x), plain(x, x))
+    _close(ours(x, y=y), plain(x, y=y))  # y by keyword: over axis 0
+    _close(ours(x, y=y), js.vmap(shift, in_axes=1)(x, y=y))
+    assert ours.trace_count == 2
+    assert str(ours.retraces[0]) == ("shift was traced again (trace #2) because y: float32[2,4] -> float32[4,2]; y, "
+                                     "passed by: 'position' -> 'keyword'")
+    with pytest.raises(js.OptionError, match="each argument passed by keyword is mapped over its leading axis"):
+        js.jit(js.vmap(shift, in_axes=(1, 0)))(x, y=y)
+
+
 def test_pytree_entries_are_prefixes_passed_to_jax() -> None:
     def f(p: dict[str, jax.Array], act: Static[Callable[[jax.Array], jax.Array]]) -> jax.Array:
         return act(p["w"]).sum() + p["b"]
