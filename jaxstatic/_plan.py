@@ -100,20 +100,13 @@ class Layout:
         """Rebuild the call of the user's function from its parts, by parameter name. ``defaults=False`` leaves out
         a keyword-only parameter at its default, as the call left it out: a wrapper that reports its wrapped
         function's signature (``jax.shard_map``'s, over ``jnp.dot``'s ``precision=``) may take no such keyword.
-        ``keywords`` (``Plan.by_keyword``), the parameters the call passed by keyword, rebuilds the call as it was
-        made, for a function that maps a keyword argument otherwise (an inner ``js.vmap``): from the first
-        parameter passed by keyword or left out, each is passed by keyword, or left out."""
+        ``keywords``: see ``as_called``."""
+        if keywords is not None:
+            return self.as_called(dynamic, statics, keywords, defaults)
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
-        by_name = False
         for name, p in self.signature.parameters.items():
             given = statics if name in statics else dynamic
-            if keywords is not None and p.kind is _Kind.POSITIONAL_OR_KEYWORD:
-                by_name = by_name or name in keywords or name not in given
-                if by_name:
-                    if name in given or defaults:
-                        kwargs[name] = given.get(name, p.default)
-                    continue
             if p.kind is _Kind.VAR_POSITIONAL:
                 extras = list(given.get(name, ()))
                 for k in self.static_extras:  # increasing: each lands at its own position
@@ -131,6 +124,23 @@ class Layout:
                 else:
                     args.append(value)
         return args, kwargs
+
+    def as_called(self, dynamic: Mapping[str, Any], statics: Mapping[str, Any], keywords: tuple[str, ...],
+                  defaults: bool) -> tuple[list[Any], dict[str, Any]]:
+        """``assemble``, with the call rebuilt as it was made, for a function that maps an argument passed by keyword
+        otherwise (an inner ``js.vmap``): ``keywords`` (``Plan.by_keyword``) names the parameters the call passed by
+        keyword, and from the first of them, or the first left out, each named parameter is passed by keyword or
+        left out (no ``*args`` extra can follow them in a call)."""
+        args, kwargs = self.assemble(dynamic, statics, defaults=defaults)
+        named = [p for p in self.signature.parameters.values() if p.kind in (_Kind.POSITIONAL_ONLY,
+                                                                             _Kind.POSITIONAL_OR_KEYWORD)]
+        start = next((i for i, p in enumerate(named) if p.kind is _Kind.POSITIONAL_OR_KEYWORD and (
+            p.name in keywords or (p.name not in statics and p.name not in dynamic))), None)
+        if start is None:
+            return args, kwargs
+        moved = {p.name: args[i] for i, p in enumerate(named[start:], start)
+                 if defaults or p.name in statics or p.name in dynamic}
+        return args[:start], {**moved, **kwargs}
 
 
 class _Pos(int):

@@ -166,6 +166,17 @@ def test_under_jit_a_keyword_argument_maps_as_it_does_alone(hit_path: str) -> No
     with pytest.raises(js.OptionError, match="each argument passed by keyword is mapped over its leading axis"):
         js.jit(js.vmap(shift, in_axes=(1, 0)))(x, y=y)
 
+    def scaled(x: jax.Array, y: jax.Array, n: Static[int], z: float = 1.0) -> jax.Array:
+        return (x + y) * n + z
+
+    def by_hand(x: jax.Array, y: jax.Array, z: float = 1.0) -> jax.Array:
+        return scaled(x, y, 2, z)
+
+    ours, plain = js.jit(js.vmap(scaled, in_axes=1)), jax.jit(jax.vmap(by_hand, in_axes=1))
+    _close(ours(x, x, 2), plain(x, x))  # z left out, as the call left it: not mapped
+    _close(ours(x, y=y, n=2), plain(x, y=y))
+    _close(ours(x, n=2, y=y, z=jnp.ones(4)), plain(x, y=y, z=jnp.ones(4)))
+
 
 def test_pytree_entries_are_prefixes_passed_to_jax() -> None:
     def f(p: dict[str, jax.Array], act: Static[Callable[[jax.Array], jax.Array]]) -> jax.Array:
