@@ -43,12 +43,13 @@ def traced_body(transform: Transform, stats: TraceStats, why_again: Callable[[An
             dynamic[varpos] = dyn[len(named):]
         if varkw is not None:
             dynamic[varkw] = dynkw
-        call_args, call_kwargs = layout.assemble(dynamic, statics, defaults=False)
+        call_args, call_kwargs = layout.assemble(dynamic, statics, defaults=False, keywords=plan.by_keyword)
         if not counts:
             return call(*call_args, **call_kwargs)
         if jit_disabled() or getattr(state.local, "eager", False):  # eager: shard_map's body over concrete shards
             return stats.run_eagerly(call, call_args, call_kwargs)
-        signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)), dynamic.items())
+        signature = _explain.call_signature(zip(labels, _codegen.static_keys(key)), dynamic.items(),
+                                            plan.dynamics if layout.keyword_variants else ())
         before = _containers(statics)
         # counted in the body itself (``TraceStats.tracing``), as the lane's body is
         with stats.tracing(signature, why_again(key)):

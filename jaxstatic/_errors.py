@@ -114,6 +114,11 @@ def unknown_options_error(transform: str, function: str, unknown: set[str], know
                        f"{sorted(known)}.")
 
 
+UNHASHABLE = "Non-hashable static arguments are not supported."
+"""``jax.jit``'s and ``jax.pmap``'s own words for a static value that cannot be hashed, in every transform's message
+(``non_static_error``), so that a search for JAX's error finds jaxstatic's too."""
+
+
 def non_static_error(function: str, param: str, value: Any) -> NonStaticValueError:
     """The error a user sees when ``value`` is bound to the Static parameter ``param`` of ``function``."""
     culprit = find_unfreezable(value)
@@ -132,7 +137,7 @@ def non_static_error(function: str, param: str, value: Any) -> NonStaticValueErr
            "Pass it through a parameter that is not Static, where its arrays are traced."))
     return NonStaticValueError(
         f"{function}(): parameter {param!r} is Static, but {where} is a {_freeze.type_name(leaf)}, which cannot be "
-        f"static: {why_not_static(leaf)}. {fix}"
+        f"static: {why_not_static(leaf)}. {UNHASHABLE} {fix}"
     )
 
 

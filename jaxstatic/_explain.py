@@ -90,13 +90,23 @@ def dynamic_sig(value: Any) -> DynamicSig:
     return DynamicSig(treedef, tuple(_leaf_sig(jax.tree_util.keystr(p), x) for p, x in leaves))
 
 
-def call_signature(statics: Iterable[tuple[str, Any]], dynamics: Iterable[tuple[str, Any]]) -> Signature:
-    """The signature of one trace: each static parameter's frozen key, each dynamic one's ``dynamic_sig``, and JAX's
-    trace context."""
+def call_signature(statics: Iterable[tuple[str, Any]], dynamics: Iterable[tuple[str, Any]],
+                   passed: Iterable[tuple[str, Any]] = ()) -> Signature:
+    """The signature of one trace: each static parameter's frozen key, each dynamic one's ``dynamic_sig``, how
+    the ``passed`` ones were passed (``passed_by``), and JAX's trace context."""
     signature: dict[str, DynamicSig | StaticSig | ContextSig] = {name: StaticSig(key) for name, key in statics}
     signature.update((name, dynamic_sig(value)) for name, value in dynamics)
+    signature.update(passed_by(passed))
     signature[SETTINGS] = ContextSig(*_compat.trace_context())
     return signature
+
+
+def passed_by(dynamics: Iterable[tuple[str, Any]]) -> dict[str, StaticSig]:
+    """How each named dynamic value of a call was passed, for a transform where that selects the program
+    (``Layout.keyword_variants``: ``js.vmap`` and ``js.pmap`` map a value passed by keyword over axis 0), so that a
+    retrace says ``y, passed by: 'position' -> 'keyword'``. ``dynamics`` as ``Plan.dynamics``."""
+    return {f"{name}, passed by": StaticSig((str, "keyword" if src.kind == "kw" else "position"))
+            for name, src in dynamics if src.kind in ("arg", "kw")}
 
 
 def _leaf_sig(path: str, leaf: Any) -> LeafSig:

@@ -150,8 +150,10 @@ class JitFunction(StaticFunction[_P, _R]):
                                                "in_shardings", layout.static, into_varargs=True)
 
     def _takes_lane(self) -> bool:
-        # Options of jax.jit's besides the static ones would need re-indexing onto the lane's program: not taken.
-        return self._opts.in_shardings is None and not self._params().donate and not self._opts.jax
+        # Options of jax.jit's besides the static ones would need re-indexing onto the lane's program: not taken;
+        # nor by a jit over a js.vmap or js.pmap, to which the call's keywords are passed as keywords (``_plan``).
+        return (self._opts.in_shardings is None and not self._params().donate and not self._opts.jax
+                and not self._layout().keyword_variants)
 
     def _lane_program(self, body: Callable[..., Any], argnums: tuple[int, ...], argnames: tuple[str, ...]) -> Any:
         return jax.jit(body, static_argnums=argnums, static_argnames=argnames)

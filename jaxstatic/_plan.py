@@ -69,14 +69,19 @@ class Layout:
     # a call's static extra is labelled "args[0]", a static entry by its keyword
     static_extras: tuple[int, ...] = ()
     static_keywords: frozenset[str] = frozenset()
+    # whether a dynamic value passed by keyword selects another program than passed by position (js.vmap, js.pmap:
+    # as JAX's, they map a keyword argument over axis 0), which its variant then says; the call is then rebuilt as it
+    # was made (``assemble``), for a transform over one of them
+    keyword_variants: bool = False
 
     @classmethod
     def of(cls, fn: Callable[..., Any], function: str, signature: inspect.Signature,
            extra_static: frozenset[str], transform: str = "jaxstatic.jit", *, extras: frozenset[int] = frozenset(),
-           keywords: frozenset[str] = frozenset()) -> Layout:
+           keywords: frozenset[str] = frozenset(), keyword_variants: bool = False) -> Layout:
         """Read ``fn``'s annotations (``AnnotationError`` when they do not resolve) and add ``extra_static``, the
         names given by ``static_argnums``/``static_argnames``, and ``extras``/``keywords``, the ``*args`` extras and
-        ``**kwargs`` entries they name. ``transform`` is named by ``HiddenStaticWarning``."""
+        ``**kwargs`` entries they name. ``transform`` is named by ``HiddenStaticWarning``; ``keyword_variants``
+        where ``fn`` is a transform that maps a keyword argument otherwise (an inner ``js.vmap``)."""
         params = find_static_params(fn, function, signature)
         static = set(params.names) | set(extra_static)
         for p in signature.parameters.values():
@@ -88,13 +93,16 @@ class Layout:
 
         _hidden.warn_if_hidden(fn, static, transform)
         return cls(function, signature, frozenset(static), params.nodiff - static, tuple(sorted(extras)),
-                   frozenset(keywords))
+                   frozenset(keywords), keyword_variants)
 
-    def assemble(self, dynamic: Mapping[str, Any], statics: Mapping[str, Any], *,
-                 defaults: bool = True) -> tuple[list[Any], dict[str, Any]]:
+    def assemble(self, dynamic: Mapping[str, Any], statics: Mapping[str, Any], *, defaults: bool = True,
+                 keywords: tuple[str, ...] | None = None) -> tuple[list[Any], dict[str, Any]]:
         """Rebuild the call of the user's function from its parts, by parameter name. ``defaults=False`` leaves out
         a keyword-only parameter at its default, as the call left it out: a wrapper that reports its wrapped
-        function's signature (``jax.shard_map``'s, over ``jnp.dot``'s ``precision=``) may take no such keyword."""
+        function's signature (``jax.shard_map``'s, over ``jnp.dot``'s ``precision=``) may take no such keyword.
+        ``keywords``: see ``as_called``."""
+        if keywords is not None:
+            return self.as_called(dynamic, statics, keywords, defaults)
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for name, p in self.signature.parameters.items():
@@ -117,6 +125,23 @@ class Layout:
                     args.append(value)
         return args, kwargs
 
+    def as_called(self, dynamic: Mapping[str, Any], statics: Mapping[str, Any], keywords: tuple[str, ...],
+                  defaults: bool) -> tuple[list[Any], dict[str, Any]]:
+        """``assemble``, with the call rebuilt as it was made, for a function that maps an argument passed by keyword
+        otherwise (an inner ``js.vmap``): ``keywords`` (``Plan.by_keyword``) names the parameters the call passed by
+        keyword, and from the first of them, or the first left out, each named parameter is passed by keyword or
+        left out (no ``*args`` extra can follow them in a call)."""
+        args, kwargs = self.assemble(dynamic, statics, defaults=defaults)
+        named = [p for p in self.signature.parameters.values() if p.kind in (_Kind.POSITIONAL_ONLY,
+                                                                             _Kind.POSITIONAL_OR_KEYWORD)]
+        start = next((i for i, p in enumerate(named) if p.kind is _Kind.POSITIONAL_OR_KEYWORD and (
+            p.name in keywords or (p.name not in statics and p.name not in dynamic))), None)
+        if start is None:
+            return args, kwargs
+        moved = {p.name: args[i] for i, p in enumerate(named[start:], start)
+                 if defaults or p.name in statics or p.name in dynamic}
+        return args[:start], {**moved, **kwargs}
+
 
 class _Pos(int):
     """Placeholder for a positional argument while binding a call shape."""
@@ -137,6 +162,8 @@ class Plan:
     vid: int  # a small number per variant: the first item of every cache key
     nargs: int
     kwnames: tuple[str, ...]
+    # the dynamic parameters this shape passes by keyword, where that selects the program (Layout.keyword_variants)
+    by_keyword: tuple[str, ...] | None = None
 
     @classmethod
     def bind(cls, layout: Layout, nargs: int, kwnames: tuple[str, ...], variants: dict[tuple[str, ...], int]) -> Plan:
@@ -161,8 +188,9 @@ class Plan:
         variant = tuple(n for n, _ in dynamics)
         # the static extras a call gives are part of its variant: g(x, n=1) and g(x, m=1) share no program
         given = tuple(f"static {n}" for n, _ in statics if n not in layout.signature.parameters)
-        vid = variants.setdefault(variant + given, len(variants))
-        return cls(layout, tuple(statics), tuple(dynamics), variant, vid, nargs, kwnames)
+        by_keyword = tuple(n for n, src in dynamics if src.kind == "kw") if layout.keyword_variants else None
+        vid = variants.setdefault(variant + given + tuple(f"{n}=" for n in by_keyword or ()), len(variants))
+        return cls(layout, tuple(statics), tuple(dynamics), variant, vid, nargs, kwnames, by_keyword)
 
     def static_values(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
         return {name: src.get(args, kwargs) for name, src in self.statics}

@@ -189,7 +189,8 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.FindOrM
                 extras, keywords = extras | set(inner._layout().static_extras), keywords | inner._layout().static_keywords
             layout = Layout.of(self._fn, self._name, self._signature(),
                                params.static | self._inner_static(), f"jaxstatic.{self._transform_name}",
-                               extras=extras, keywords=keywords)
+                               extras=extras, keywords=keywords,
+                               keyword_variants=inner is not None and inner._layout().keyword_variants)
             self._resolve(layout)
             self._known_layout = layout
         return layout

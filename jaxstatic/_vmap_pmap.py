@@ -49,13 +49,30 @@ class InAxes:
     """``in_axes`` by parameter name: ``by_name`` for the dynamic parameters it names, ``default`` for every other
     dynamic parameter (the int of the int form; otherwise 0, the axis ``jax.vmap`` maps keyword arguments over).
     An entry may be a tree of axes, a prefix of the parameter's value; for ``*args`` it is a tuple with one entry
-    per extra argument or one entry for them all, for ``**kwargs`` a dict by keyword or one entry for them all."""
+    per extra argument or one entry for them all, for ``**kwargs`` a dict by keyword or one entry for them all.
+
+    ``positional``: given in JAX's forms (an int, ``None``, a tuple), which are for the arguments passed by
+    position: as ``jax.vmap`` and ``jax.pmap`` do, a value passed by keyword maps over axis 0 (``axis``). A dict,
+    jaxstatic's own form, names parameters, and holds however they are passed."""
 
     by_name: Mapping[str, Any]
     default: Any
+    positional: bool = True
 
     def of(self, name: str) -> Any:
         return self.by_name.get(name, self.default)
+
+    def axis(self, function: str, transform: str, name: str, kind: str) -> Any:
+        """The axes of parameter ``name`` in a call that passes it as ``kind`` (a ``_plan.Source`` kind)."""
+        if kind not in ("kw", "varkw") or not self.positional:
+            return self.of(name)
+        if kind == "kw" and name in self.by_name:  # a tuple's entry, for an argument passed by keyword
+            raise option_error("in_axes", function, f"gives {name!r} the entry {self.by_name[name]!r} by position, "
+                               f"but this call passes {name!r} by keyword. As in jax.{transform}, a tuple in_axes "
+                               "is for the arguments passed positionally, and each argument passed by keyword is "
+                               "mapped over its leading axis", f"Pass {name!r} positionally, or give in_axes as a "
+                               "dict by parameter name, which holds however an argument is passed.")
+        return 0
 
 
 def resolve_in_axes(function: str, layout: Layout, in_axes: Any, option: str = "in_axes") -> InAxes:
@@ -63,7 +80,9 @@ def resolve_in_axes(function: str, layout: Layout, in_axes: Any, option: str = "
 
     Forms: an int or ``None`` (every dynamic parameter); a tuple over all positional parameters, ``None`` at the
     Static ones, or over the dynamic positional ones only (as ``jax.jit``'s ``in_shardings``), then the ``*args``
-    extras' (``_options.into_extras``); a dict by parameter name, ``*args``/``**kwargs`` included. A mapped axis for a Static parameter is an ``OptionError`` naming it.
+    extras' (``_options.into_extras``); a dict by parameter name, ``*args``/``**kwargs`` included. A mapped axis for
+    a Static parameter is an ``OptionError`` naming it. The first two are JAX's, for the arguments passed by
+    position (``InAxes.positional``).
     """
     if isinstance(in_axes, list):  # jax.vmap treats a list as the tuple of entries
         in_axes = tuple(in_axes)
@@ -80,7 +99,7 @@ def resolve_in_axes(function: str, layout: Layout, in_axes: Any, option: str = "
             raise option_error(option, function, f"maps {name!r} over axis {axes!r}, but {name!r} is Static, so it "
                                "is never mapped", f"Give {name!r} None (or leave it out of a dict), or make it "
                                "dynamic.")
-    return InAxes({n: a for n, a in by_name.items() if n not in layout.static}, 0)
+    return InAxes({n: a for n, a in by_name.items() if n not in layout.static}, 0, isinstance(in_axes, tuple))
 
 
 def _check_entry(function: str, name: str, axes: Any, option: str) -> None:
@@ -92,16 +111,16 @@ def _check_entry(function: str, name: str, axes: Any, option: str) -> None:
 
 
 def program_axes(function: str, axes: InAxes, plan: Plan, nargs: int, kwnames: tuple[str, ...],
-                 option: str = "in_axes") -> tuple[Any, ...]:
+                 option: str = "in_axes", transform: str = "vmap") -> tuple[Any, ...]:
     """The axes of one program's arguments, in order: the named dynamic parameters of ``plan``, then the
-    ``nargs - len(named)`` extras of ``*args``, then the ``kwnames`` extras of ``**kwargs``."""
-    named = [name for name, src in plan.dynamics if src.kind not in _VARIADIC]
-    out = [axes.of(name) for name in named]
+    ``nargs - len(named)`` extras of ``*args``, then the ``kwnames`` extras of ``**kwargs`` (``InAxes.axis``)."""
+    named = [(name, src) for name, src in plan.dynamics if src.kind not in _VARIADIC]
+    out = [axes.axis(function, transform, name, src.kind) for name, src in named]
     for name, src in plan.dynamics:
         if src.kind == "varpos":
             out += _each(function, name, axes.of(name), nargs - len(named), option)
         elif src.kind == "varkw":
-            entry = axes.of(name)
+            entry = axes.axis(function, transform, name, src.kind)
             out += [entry.get(k, axes.default) if isinstance(entry, Mapping) else entry for k in kwnames]
     return tuple(out)
 
@@ -154,6 +173,9 @@ class VmapFunction(StaticFunction[_P, _R]):
     def _resolve(self, layout: Layout) -> None:
         self._axes = resolve_in_axes(self._name, layout, self._opts.in_axes)
 
+    def _layout(self) -> Layout:
+        return _keyword_variants(self, super()._layout())
+
     def _build(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         assert self._axes is not None
         axes, options = self._axes, self._opts.jax
@@ -172,6 +194,16 @@ class VmapFunction(StaticFunction[_P, _R]):
             return mapped(*pos, *kw.values())
 
         return program
+
+
+def _keyword_variants(function: StaticFunction[Any, Any], layout: Layout) -> Layout:
+    """``layout``, telling ``Plan.bind`` that a value passed by keyword selects a program of its own, as it may map
+    over another axis than passed by position (``InAxes.axis``): ``f(x, y)`` and ``f(x, y=y)`` share no program, as
+    in ``jax.vmap`` and ``jax.pmap`` (whose trees differ). A transform over this one then passes a call on as it was
+    made (``Layout.assemble``). Read once per call shape, never on a hit."""
+    if not layout.keyword_variants:
+        layout = function._known_layout = dataclasses.replace(layout, keyword_variants=True)
+    return layout
 
 
 def _check_out_axes(function: str, out_axes: Any) -> None:
@@ -208,17 +240,18 @@ def vmap(fn: Callable[_P, _R] | None = None, /, *, in_axes: Any = 0, out_axes: A
     Static values may be anything static-hashable (a function, a string, a ``dict`` config), as for
     ``jaxstatic.jit``; equal values share one ``jax.vmap`` program. ``in_axes`` is checked now, by parameter:
 
-    - an int or ``None``: that axis for every dynamic parameter, keyword-only ones and variadic extras included;
+    - an int or ``None``: that axis for every dynamic argument passed by position, ``*args`` extras included;
     - a tuple (or list) over all positional parameters, with ``None`` at the Static ones, or over the dynamic
       positional parameters only, then one entry per ``*args`` extra (entry i for positional argument i, as
-      ``jax.vmap`` counts); keyword-only parameters and ``**kwargs`` extras get axis 0, as ``jax.vmap`` gives keyword
-      arguments;
+      ``jax.vmap`` counts);
     - a dict by parameter name (``*args``/``**kwargs`` by their names); parameters it leaves out get axis 0,
       ``jax.vmap``'s default.
 
-    Entries may be trees of axes (prefixes of the value), passed to JAX as they are. A parameter gets its axis
-    however it is passed (``jax.vmap`` maps every keyword argument over axis 0). A non-``None`` axis for a Static
-    parameter is an ``OptionError``. ``out_axes``, ``axis_name``, ``axis_size`` and ``spmd_axis_name`` are
+    The int and tuple forms are for the arguments passed by position, as in ``jax.vmap``: an argument passed by
+    keyword (keyword-only parameters and ``**kwargs`` extras too) maps over axis 0, and a tuple entry for a parameter
+    the call passes by keyword is an ``OptionError`` (a ``ValueError``, as JAX's). A dict holds however a parameter is
+    passed. Entries may be trees of axes (prefixes of the value), passed to JAX as they are. A non-``None`` axis for a
+    Static parameter is an ``OptionError``. ``out_axes``, ``axis_name``, ``axis_size`` and ``spmd_axis_name`` are
     ``jax.vmap``'s; ``cache_size`` bounds the programs kept, as for ``jaxstatic.jit``.
 
     Composes in any order with ``jaxstatic.jit`` and the other transforms: ``Static`` parameters stay static all
@@ -293,6 +326,9 @@ class PmapFunction(StaticFunction[_P, _R]):
                                "Donate a named parameter: declare it in the signature.")
         self._axes = resolve_in_axes(self._name, layout, self._opts.in_axes)
 
+    def _layout(self) -> Layout:
+        return _keyword_variants(self, super()._layout())
+
     def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:
         """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature that
         refuses other static values (``StaticMismatchError``)."""
@@ -305,7 +341,8 @@ class PmapFunction(StaticFunction[_P, _R]):
     def _build(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         names = program_names(plan)
         sources = dict(plan.dynamics)  # *args/**kwargs extras reach JAX packed, one entry each
-        in_axes = tuple(_packed_axes(self._axes.of(n), sources[n]) for n in names)
+        axes = [self._axes.axis(self._name, "pmap", name, sources[name].kind) for name in names]
+        in_axes = tuple(_packed_axes(a, sources[name]) for a, name in zip(axes, names))
         donate = tuple(i for i, name in enumerate(names) if name in self._params().donate)
         options = dict(self._opts.jax, in_axes=in_axes, donate_argnums=donate)
         program = packed(plan, _weakly(body), lambda f: _pmapped(f, options))
@@ -411,15 +448,16 @@ def pmap(fn: Callable[_P, _R] | None = None, /, axis_name: Hashable | None = Non
     Static values may be anything static-hashable (a function, a ``dict`` config), as for ``jaxstatic.jit``; equal
     values share one compiled program. ``in_axes`` is checked now, by parameter:
 
-    - an int or ``None``: that axis for every dynamic argument;
+    - an int or ``None``: that axis for every dynamic argument passed by position;
     - a tuple (or list) over all positional parameters, ``None`` at the Static ones, as
       ``jax.pmap`` takes it, or over the dynamic positional parameters only, then one entry per ``*args`` extra;
     - a dict by parameter name (``*args``/``**kwargs`` by their names, the entry a prefix of the tuple of extra
       arguments or the dict of extra keywords).
 
-    Parameters a tuple or dict leaves out get axis 0, ``jax.pmap``'s default; a parameter gets its axis however it
-    is passed (``jax.pmap`` maps every keyword argument over axis 0). A non-``None`` axis for a Static parameter is an
-    ``OptionError`` naming it. ``static_broadcasted_argnums`` adds to the annotations; ``donate_argnums`` names
+    Parameters a tuple or dict leaves out get axis 0, ``jax.pmap``'s default. The int and tuple forms are for the
+    arguments passed by position, as in ``jax.pmap``: an argument passed by keyword maps over axis 0, and a tuple
+    entry for a parameter the call passes by keyword is an ``OptionError`` (a ``ValueError``, as JAX's); a dict holds
+    however a parameter is passed. A non-``None`` axis for a Static parameter is an ``OptionError`` naming it. ``static_broadcasted_argnums`` adds to the annotations; ``donate_argnums`` names
     dynamic parameters; ``axis_name``, ``out_axes``, ``devices``, ``backend`` and ``axis_size`` are ``jax.pmap``'s.
 
     Traces are counted as for ``jaxstatic.jit``: ``trace_count``, ``retraces``, ``max_traces``, ``cache_size``.

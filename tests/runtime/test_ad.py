@@ -150,7 +150,9 @@ def test_bad_inputs_get_jits_named_errors(transform: Any) -> None:
     f = transform(loss_cfg)
     with pytest.raises(js.NonStaticValueError, match="^" + re.escape(
             "loss_cfg(): parameter 'cfg' is Static, but cfg['scale'] is a jax.Array (float32[2]), which cannot be "
-            "static: a jax.Array is not hashable, and its value is only known at run time. Pass it through a parameter that is not Static, or, if it truly is a constant, convert it to a "
+            "static: a jax.Array is not hashable, and its value is only known at run time. Non-hashable static "
+            "arguments are not supported. Pass it through a parameter that is not Static, or, if it truly is a "
+            "constant, convert it to a "
             "tuple (tuple(x.tolist())).") + "$"):
         f(P, X, {"act": jnp.tanh, "scale": jnp.ones(2)})
     for args in [("a", X, CFG), (P, "a", CFG)]:  # the differentiated parameter, and another one

@@ -173,7 +173,8 @@ def test_zero_dimensional_array_given_to_a_static_int_suggests_a_python_scalar()
         f(jnp.ones(1), jnp.asarray(3))  # type: ignore[arg-type]
     assert str(info.value) == (
         "f(): parameter 'n' is Static, but n is a jax.Array (int32[]), which cannot be static: a jax.Array is not "
-        "hashable, and its value is only known at run time. Pass it through a parameter that is not Static, or, if "
+        "hashable, and its value is only known at run time. Non-hashable static arguments are not supported. Pass "
+        "it through a parameter that is not Static, or, if "
         "it truly is a constant, pass a Python scalar instead (int(x), float(x) or x.item())."
     )
     with pytest.raises(js.NonStaticValueError, match=r"cfg\['w'\] is a numpy\.ndarray \(float64\[2\]\), which cannot "

@@ -56,7 +56,8 @@ def test_a_static_module_holding_arrays_names_the_array_and_the_split() -> None:
         return mlp(x)
 
     expected = ("apply(): parameter 'mlp' is Static, but mlp.layers[0].weight is a jax.Array (float32[4,2]), which "
-                "cannot be static: a jax.Array is not hashable, and its value is only known at run time. mlp is an "
+                "cannot be static: a jax.Array is not hashable, and its value is only known at run time. "
+                "Non-hashable static arguments are not supported. mlp is an "
                 f"equinox Module ({MLP}) holding arrays beside other values (functions, names), so it cannot be "
                 "static as a whole. "
                 + _split_advice("mlp", "pass `rest` here and `arrays` to a parameter that is not Static"))

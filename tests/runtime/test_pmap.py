@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import re
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -49,7 +50,7 @@ def test_static_callable_needs_no_static_broadcasted_argnums() -> None:
     np.testing.assert_array_equal(out[:, 0, 0], (np.arange(N) * (np.arange(N) + 1)) ** 2.0)
     assert mapped.trace_count == 1
     mapped(a, b, 1.0, _double)
-    mapped(a, b, c_func=_double, c=1.0)  # by keyword: the same static value, the same program
+    mapped(a, b, 1.0, c_func=_double)  # a Static value by keyword: the same static value, the same program
     assert mapped.trace_count == 1
     # the seed's own form
     cube = js.pmap(make_hypercube, in_axes=(0, 0, None, None), devices=DEVICES)(a, b, 1.0, lambda c: c * 3)
@@ -132,9 +133,41 @@ def test_in_axes_forms_agree_with_jax_pmap() -> None:
     for in_axes in [(0, 0, None), {"a": 0, "b": 0, "c": None}, [0, 0, None, None]]:
         mapped = js.pmap(make_hypercube, in_axes=in_axes, devices=DEVICES)
         np.testing.assert_array_equal(mapped(a, b, 2.0, _double), expected)
-        np.testing.assert_array_equal(mapped(a, b=b, c=2.0, c_func=_double), expected)  # keywords keep their axes
+    by_name = js.pmap(make_hypercube, in_axes={"a": 0, "b": 0, "c": None}, devices=DEVICES)
+    np.testing.assert_array_equal(by_name(a, b=b, c=2.0, c_func=_double), expected)  # a dict holds for keywords
     flipped = js.pmap(make_hypercube, in_axes={"a": 1, "c": None}, devices=DEVICES)  # b gets axis 0, the default
     np.testing.assert_array_equal(flipped(a[None, :], b, 2.0, _double), expected)
+
+
+def test_a_keyword_argument_maps_over_axis_0_as_in_jax_pmap(hit_path: str) -> None:
+    """``jax.pmap``'s ``in_axes`` (an int, ``None`` or a tuple) is for the positional arguments: one passed by keyword
+    maps over axis 0, whatever the parameter's entry; a tuple entry for it is JAX's ``ValueError``."""
+
+    def add(x: jax.Array, y: jax.Array, k: Static[int] = 1) -> jax.Array:
+        return (x + y) * k
+
+    x, y = jnp.arange(N, dtype=jnp.float32), jnp.arange(N * N, dtype=jnp.float32).reshape(N, N)
+    ours, plain = js.pmap(add, in_axes=None, devices=DEVICES), jax.pmap(add, in_axes=None, devices=DEVICES)
+    np.testing.assert_array_equal(ours(x, y=y), plain(x, y=y))  # y over axis 0, though in_axes is None
+    np.testing.assert_array_equal(ours(x, y=y), x + y)
+    across = js.pmap(add, in_axes=1, devices=DEVICES)
+    np.testing.assert_array_equal(across(y, y), jax.pmap(add, in_axes=1, devices=DEVICES)(y, y))
+    np.testing.assert_array_equal(across(y, y=y), jax.pmap(add, in_axes=1, devices=DEVICES)(y, y=y))
+    np.testing.assert_array_equal(across(y, y=y), y.T + y)  # y by keyword: over axis 0, not 1
+    assert across.trace_count == 2  # a program of its own, as in jax.pmap
+    assert str(across.retraces[0]) == "add was traced again (trace #2) because y, passed by: 'position' -> 'keyword'"
+    with pytest.raises(ValueError, match="each argument passed by keyword is mapped"):
+        jax.pmap(add, in_axes=(None, 0), devices=DEVICES)(x, y=y)
+    with pytest.raises(js.OptionError, match="^" + re.escape(
+            "jaxstatic: in_axes of add gives 'y' the entry 0 by position, but this call passes 'y' by keyword. As in "
+            "jax.pmap, a tuple in_axes is for the arguments passed positionally, and each argument passed by keyword "
+            "is mapped over its leading axis. Pass 'y' positionally, or give in_axes as a dict by parameter name, "
+            "which holds however an argument is passed.") + "$"):
+        js.pmap(add, in_axes=(None, 0), devices=DEVICES)(x, y=y)
+    tupled = js.pmap(add, in_axes=(None, 0, None), devices=DEVICES)
+    np.testing.assert_array_equal(tupled(x, y, k=2), (x + y) * 2)  # a Static parameter by keyword: no axis to lose
+    by_name = js.pmap(add, in_axes={"x": None}, devices=DEVICES)
+    np.testing.assert_array_equal(by_name(x, y=y), by_name(x, y))
 
 
 def test_keyword_only_and_variadic_parameters_get_their_axes() -> None:

@@ -102,7 +102,7 @@ def _batch(shape: tuple[int, ...], axis: int | None) -> jax.Array:
 
 @pytest.mark.parametrize(("in_axes", "x_axis", "y_axis", "z_axis"), [
     (0, 0, 0, 0),
-    (1, 1, 1, 1),  # the int applies to every dynamic parameter, keyword-only ones too
+    (1, 1, 1, 0),  # the int applies to the positional arguments; z, keyword-only, maps over 0, as in jax.vmap
     ((1, None, None), 1, None, 0),  # over all positional parameters, None at the Static one
     ((1, None), 1, None, 0),  # over the dynamic positional parameters only
     ([1, None], 1, None, 0),  # a list, as jax.vmap takes it
@@ -116,7 +116,66 @@ def test_every_in_axes_form(in_axes: Any, x_axis: int, y_axis: int | None, z_axi
     expected = by_hand(x, y, z=jnp.moveaxis(z, z_axis, 0))
     ours = js.vmap(mixed, in_axes=in_axes)
     _close(ours(x, 2, y, z=z), expected)
-    _close(ours(x, n=2, y=y, z=z), expected)  # an axis belongs to its parameter however it is passed
+    if isinstance(in_axes, dict):  # a dict names parameters: it holds however they are passed
+        _close(ours(x, n=2, y=y, z=z), expected)
+    elif not isinstance(in_axes, int):  # a tuple is for the positional arguments, as in jax.vmap
+        with pytest.raises(js.OptionError, match="each argument passed by keyword is mapped over its leading axis"):
+            ours(x, n=2, y=y, z=z)
+
+
+def test_a_keyword_argument_maps_over_axis_0_as_in_jax_vmap(hit_path: str) -> None:
+    """``jax.vmap``'s ``in_axes`` (an int, ``None`` or a tuple) is for the positional arguments: one passed by keyword
+    maps over axis 0, whatever the parameter's entry (``None`` included)."""
+    y, z = _batch((6,), 0), _batch((3,), 0)
+
+    def by_hand(x: jax.Array, y: jax.Array, *, z: jax.Array) -> jax.Array:
+        return mixed(x, 2, y, z=z)
+
+    for in_axes in (None, 1):
+        x = _batch((3,), in_axes)
+        ours, plain = js.vmap(mixed, in_axes=in_axes), jax.vmap(by_hand, in_axes=in_axes)
+        _close(ours(x, 2, y=y, z=z), plain(x, y=y, z=z))  # y by keyword over axis 0, whatever in_axes says
+    x = _batch((3,), None)
+    broadcast = js.vmap(mixed, in_axes=(None, None, None))
+    _close(broadcast(x, 2, x, z=z), jax.vmap(by_hand, in_axes=(None, None))(x, x, z=z))
+    with pytest.raises(ValueError, match="tuple of entries corresponding to the positional arguments"):
+        jax.vmap(by_hand, in_axes=(None, None))(x, y=x, z=z)
+    with pytest.raises(js.OptionError, match="^" + re.escape(
+            "jaxstatic: in_axes of mixed gives 'y' the entry None by position, but this call passes 'y' by keyword. "
+            "As in jax.vmap, a tuple in_axes is for the arguments passed positionally, and each argument passed by "
+            "keyword is mapped over its leading axis. Pass 'y' positionally, or give in_axes as a dict by parameter "
+            "name, which holds however an argument is passed.") + "$"):
+        broadcast(x, 2, y=x, z=z)
+
+
+def test_under_jit_a_keyword_argument_maps_as_it_does_alone(hit_path: str) -> None:
+    """``js.jit(js.vmap(f))`` passes a keyword argument on by keyword, as ``jax.jit(jax.vmap(f))`` does: its axis is
+    the one ``js.vmap`` gives it alone, and the keyword call is a program of its own."""
+
+    def shift(x: jax.Array, y: jax.Array) -> jax.Array:
+        return x + y
+
+    x, y = jnp.arange(8.0).reshape(2, 4), jnp.arange(8.0).reshape(4, 2)
+    ours, plain = js.jit(js.vmap(shift, in_axes=1)), jax.jit(jax.vmap(shift, in_axes=1))
+    _close(ours(x, x), plain(x, x))
+    _close(ours(x, y=y), plain(x, y=y))  # y by keyword: over axis 0
+    _close(ours(x, y=y), js.vmap(shift, in_axes=1)(x, y=y))
+    assert ours.trace_count == 2
+    assert str(ours.retraces[0]) == ("shift was traced again (trace #2) because y: float32[2,4] -> float32[4,2]; y, "
+                                     "passed by: 'position' -> 'keyword'")
+    with pytest.raises(js.OptionError, match="each argument passed by keyword is mapped over its leading axis"):
+        js.jit(js.vmap(shift, in_axes=(1, 0)))(x, y=y)
+
+    def scaled(x: jax.Array, y: jax.Array, n: Static[int], z: float = 1.0) -> jax.Array:
+        return (x + y) * n + z
+
+    def by_hand(x: jax.Array, y: jax.Array, z: float = 1.0) -> jax.Array:
+        return scaled(x, y, 2, z)
+
+    ours, plain = js.jit(js.vmap(scaled, in_axes=1)), jax.jit(jax.vmap(by_hand, in_axes=1))
+    _close(ours(x, x, 2), plain(x, x))  # z left out, as the call left it: not mapped
+    _close(ours(x, y=y, n=2), plain(x, y=y))
+    _close(ours(x, n=2, y=y, z=jnp.ones(4)), plain(x, y=y, z=jnp.ones(4)))
 
 
 def test_pytree_entries_are_prefixes_passed_to_jax() -> None:
@@ -141,7 +200,8 @@ def test_variadic_extras_by_name() -> None:
     expected = jax.vmap(plain, in_axes=(0, 1, None, 1))(x, a, b, a)
     ours = js.vmap(f, in_axes={"rest": (1, None), "named": {"c": 1}})
     _close(ours(x, a, b, k=2, c=a), expected)
-    _close(js.vmap(f, in_axes=1)(a, a, k=2, c=a), jax.vmap(lambda *v: f(v[0], v[1], k=2, c=v[2]), in_axes=1)(a, a, a))
+    # an int is for the positional arguments: the **named extra c maps over axis 0, as in jax.vmap
+    _close(js.vmap(f, in_axes=1)(a, a, k=2, c=a.T), jax.vmap(functools.partial(f, k=2), in_axes=1)(a, a, c=a.T))
     with pytest.raises(js.OptionError, match=r"^jaxstatic: in_axes of f gives \*rest 2 axes, but this call passes 1 "
                                              r"extra positional argument\(s\)\. Give \*rest one axis per extra"):
         ours(x, a, k=2)
