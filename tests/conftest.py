@@ -18,3 +18,14 @@ if _bin not in os.environ.get("PATH", "").split(os.pathsep):
 
 # projects jaxstatic-check is run over (tests/test_check_projects.py): their conftest.py files are theirs, not ours
 collect_ignore = ["check_projects"]
+
+# Hypothesis's per-example deadline is a wall-clock limit: on two shared CI cores, under pytest-xdist, or on an
+# accelerator host it fails examples for being slow, not wrong. The properties assert values; speed is measured in
+# benchmarks/.
+try:
+    from hypothesis import settings as _hypothesis_settings
+except ImportError:  # pragma: no cover
+    pass
+else:
+    _hypothesis_settings.register_profile("jaxstatic", deadline=None)
+    _hypothesis_settings.load_profile("jaxstatic")

@@ -35,6 +35,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 
+CHECKOUT = Path(__file__).resolve().parent.parent  # the jaxstatic the swapped tests import
+
 # JAX's pyproject.toml [tool.pytest.ini_options] filterwarnings, as its CI reads them (jax-v0.10.2)
 PYTEST_INI = """[pytest]
 markers =
@@ -128,6 +130,8 @@ def swapped_source(source: str, names: Iterable[str] = ("jit",), target: str = "
 def _env(platform: str) -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("JAX_NUM_GENERATED_CASES", "1")  # as JAX's CI runs its parameterized tests
+    # the checkout's jaxstatic first: the tests run in their own folder, where an installed copy would come first
+    env["PYTHONPATH"] = os.pathsep.join([str(CHECKOUT), *filter(None, [env.get("PYTHONPATH")])])
     if platform == "cpu":  # JAX's CPU CI: 8 host devices
         env["JAX_PLATFORMS"] = "cpu"
         env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
