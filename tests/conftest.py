@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
+
+import pytest
 
 pytest_plugins = ["pytester"]  # the pytest plugin's tests run pytest on test files of their own
 
@@ -18,3 +21,11 @@ if _bin not in os.environ.get("PATH", "").split(os.pathsep):
 
 # projects jaxstatic-check is run over (tests/test_check_projects.py): their conftest.py files are theirs, not ours
 collect_ignore = ["check_projects"]
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which a run without it lacks
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (pyproject's ``addopts``) with each module's ``xdist_group`` honoured: ``_xdist_groups``."""
+    from ._xdist_groups import make_scheduler
+
+    return make_scheduler(config, log)
