@@ -23,6 +23,27 @@ if _bin not in os.environ.get("PATH", "").split(os.pathsep):
 collect_ignore = ["check_projects"]
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--installs", action="store_true",
+                     help="also run the tests marked installs: a fresh environment built with the README's commands, "
+                          "other projects downloaded from the package index (.ci/run runs them after the suite)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "installs: builds a fresh environment or downloads from the package index; "
+                                       "runs with --installs")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--installs"):
+        return
+    skip = pytest.mark.skip(reason="builds a fresh environment or downloads from the package index: run with "
+                                   "--installs (.ci/run does)")
+    for item in items:
+        if item.get_closest_marker("installs") is not None:
+            item.add_marker(skip)
+
+
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which a run without it lacks
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadgroup`` (pyproject's ``addopts``) with each module's ``xdist_group`` honoured: ``_xdist_groups``."""
