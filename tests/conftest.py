@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
 
 pytest_plugins = ["pytester"]  # the pytest plugin's tests run pytest on test files of their own
 
@@ -29,3 +33,44 @@ except ImportError:  # pragma: no cover
 else:
     _hypothesis_settings.register_profile("jaxstatic", deadline=None)
     _hypothesis_settings.load_profile("jaxstatic")
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--installs", action="store_true",
+                     help="also run the tests marked installs: a fresh environment built with the README's commands, "
+                          "other projects downloaded from the package index (.ci/run runs them after the suite)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "installs: builds a fresh environment or downloads from the package index; "
+                                       "runs with --installs")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--installs"):
+        return
+    skip = pytest.mark.skip(reason="builds a fresh environment or downloads from the package index: run with "
+                                   "--installs (.ci/run does)")
+    for item in items:
+        if item.get_closest_marker("installs") is not None:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _mypy_forgets_its_last_build() -> Iterator[None]:
+    """A mypy build run in this process (``jaxstatic_check.main``, the plugin's own tests) leaves its modules in mypy's
+    global ``modules_state``: two million objects after one over jax, which every later ``gc.collect()`` of the
+    worker walks (two seconds each, and the runtime tests collect often). Dropped after each test, as mypy's own tests
+    do."""
+    yield
+    state = sys.modules.get("mypy.modules_state")
+    if state is not None and state.modules_state.modules:
+        state.modules_state.node_fixer = None
+        state.modules_state.modules = {}
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which a run without it lacks
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (pyproject's ``addopts``) with each module's ``xdist_group`` honoured: ``_xdist_groups``."""
+    from ._xdist_groups import make_scheduler
+
+    return make_scheduler(config, log)

@@ -58,6 +58,7 @@ def outcomes(folder: pathlib.Path, tests: list[str], ignore: list[str]) -> dict[
     return found
 
 
+@pytest.mark.installs  # downloads from the package index: .ci/run runs it (``--installs``)
 @pytest.mark.parametrize("project", PROJECTS)
 def test_a_projects_own_tests_pass_the_same_after_conversion(project: str, tmp_path: pathlib.Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:

@@ -92,6 +92,7 @@ def _mypy(python: Path, project: Path, *args: str) -> list[str]:
     return done.stdout.splitlines()
 
 
+@pytest.mark.installs  # a fresh venv and two builds of jaxstatic: .ci/run runs it (``--installs``)
 @pytest.mark.parametrize("which", ["user", "development"])
 def test_readme_install_is_visible_to_mypy_and_pyright(tmp_path: Path, which: str) -> None:
     python, clone = _fresh_venv(tmp_path), _clone(tmp_path)
