@@ -136,7 +136,7 @@ def begin(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict
     A call that raises on the way (in the type check, the transform, the trace) is counted once as failed, never a
     hit."""
     try:
-        lane = _lane(core)
+        lane = _lane_of(core)
         if lane is None or not lane.serves(plan, key):  # the lane's body checks its own
             _typecheck.check(core._transform._fn, core._name, plan.static_values(args, kwargs))
         # jax.disable_jit() runs jit eagerly, not a trace, nothing cached; pmap, shard_map, grad, vmap and the
@@ -166,7 +166,7 @@ def claim(core: Owner, miss: Miss) -> Miss | None:
             program = programs.cache.get(key)
             flight = programs.inflight.get(key) if program is None else None
             if program is None and flight is None:
-                lane = _lane(core)  # asked under the lock: another thread may install the lane meanwhile
+                lane = _lane_of(core)  # asked under the lock: another thread may install the lane meanwhile
                 miss.thread, miss.state, miss.event = me, KeyState(key), threading.Event()
                 miss.lane = lane is not None and lane.serves(plan, key)
                 programs.inflight[key] = miss
@@ -192,7 +192,7 @@ def build(core: Owner, miss: Miss) -> Miss:
         miss.built = None if core._transform._counts_traces else {
             name: _explain.StaticSig(k) for (name, _), k in zip(plan.statics, _codegen.static_keys(key))}
         miss.record = None if miss.built is None else core._stats.begin_build(miss.built)
-        lane = _lane(core)
+        lane = _lane_of(core)
         if miss.lane and lane is not None:  # the lane's program, with its arguments
             miss.cached = lane.adapter(plan, key)
             return miss.set_up(lane.program, *lane.arguments(plan, key, args, kwargs), state=miss.state)
@@ -284,7 +284,7 @@ def is_traceable(leaf: object) -> bool:
             or (hasattr(leaf, "dtype") and not isinstance(leaf, type)))
 
 
-def _lane(core: Owner) -> Lane | None:
+def _lane_of(core: Owner) -> Lane | None:
     """The core's exact-key lane, once taken (the hits in C see it as a ``_parts.Switched``)."""
     return cast("Lane | None", core._lane)
 
