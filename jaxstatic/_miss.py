@@ -51,8 +51,9 @@ class Miss:
     frame, and a miss is claimed before it (``begin``) and finished after it (``done``, ``fail``), never around it.
 
     The miss that claims a key (``claim``) is also the key's in-flight entry: other threads with an equal key wait
-    on it (``event``). A miss without a ``core`` is a plain call (the lane's own call made again): nothing to
-    finish."""
+    on it (``event``). One that finds a program after all (cached meanwhile by another thread or call shape, or its
+    own key in flight in this thread) runs that program, as a hit does, and has nothing to finish; so does a miss
+    without a ``core``, a plain call (the lane's own call made again)."""
 
     __slots__ = ("args", "built", "cached", "core", "event", "key", "kw", "kwargs", "lane", "local", "outer", "plan",
                  "pos", "program", "record", "state", "thread", "traces")
