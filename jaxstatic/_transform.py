@@ -63,6 +63,9 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.FindOrM
     _jaxstatic_transform_: ClassVar[bool] = True  # how _hidden tells a transform, importing nothing of this module
     _counts_traces: ClassVar[bool] = True  # jit and pmap count traces; vmap and grad leave that to a jit above them
     _eager_without_jit: ClassVar[bool] = False  # jit alone becomes the plain function under jax.disable_jit()
+    # a value passed by keyword selects a program of its own (js.vmap, js.pmap: mapped over axis 0, as JAX's); a
+    # transform over one passes a call on as it was made (``_plan.Layout.keyword_variants``)
+    _keyword_variants: ClassVar[bool] = False
     _shares: ClassVar[bool] = True  # made again from the same function and options, the one made before
     _method_type: ClassVar[type[BoundMethod[Any, Any]]]  # what ``__get__`` binds to an instance: set below
     # the record of its options (``_options.Options``, extended per transform): made once, when it is applied
@@ -187,10 +190,11 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.FindOrM
             extras, keywords = params.static_extras, params.static_keywords
             if inner is not None:  # *args extras and **kwargs entries an inner transform makes static, as names
                 extras, keywords = extras | set(inner._layout().static_extras), keywords | inner._layout().static_keywords
+            variants = self._keyword_variants or (inner is not None and inner._layout().keyword_variants)
             layout = Layout.of(self._fn, self._name, self._signature(),
                                params.static | self._inner_static(), f"jaxstatic.{self._transform_name}",
                                extras=extras, keywords=keywords,
-                               keyword_variants=inner is not None and inner._layout().keyword_variants)
+                               keyword_variants=variants)
             self._resolve(layout)
             self._known_layout = layout
         return layout

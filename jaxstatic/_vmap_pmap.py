@@ -156,6 +156,7 @@ class VmapFunction(StaticFunction[_P, _R]):
 
     _transform_name = "vmap"
     _counts_traces = False
+    _keyword_variants = True  # a value passed by keyword maps over axis 0 (``InAxes.axis``): a program of its own
     _options_type: ClassVar[type[_options.Options]] = VmapOptions
     _opts: VmapOptions
 
@@ -172,9 +173,6 @@ class VmapFunction(StaticFunction[_P, _R]):
 
     def _resolve(self, layout: Layout) -> None:
         self._axes = resolve_in_axes(self._name, layout, self._opts.in_axes)
-
-    def _layout(self) -> Layout:
-        return _keyword_variants(self, super()._layout())
 
     def _build(self, plan: Plan, body: Callable[..., Any], state: KeyState) -> Callable[..., Any]:
         assert self._axes is not None
@@ -194,16 +192,6 @@ class VmapFunction(StaticFunction[_P, _R]):
             return mapped(*pos, *kw.values())
 
         return program
-
-
-def _keyword_variants(function: StaticFunction[Any, Any], layout: Layout) -> Layout:
-    """``layout``, telling ``Plan.bind`` that a value passed by keyword selects a program of its own, as it may map
-    over another axis than passed by position (``InAxes.axis``): ``f(x, y)`` and ``f(x, y=y)`` share no program, as
-    in ``jax.vmap`` and ``jax.pmap`` (whose trees differ). A transform over this one then passes a call on as it was
-    made (``Layout.assemble``). Read once per call shape, never on a hit."""
-    if not layout.keyword_variants:
-        layout = function._known_layout = dataclasses.replace(layout, keyword_variants=True)
-    return layout
 
 
 def _check_out_axes(function: str, out_axes: Any) -> None:
@@ -293,6 +281,7 @@ class PmapFunction(StaticFunction[_P, _R]):
     """
 
     _transform_name = "pmap"
+    _keyword_variants = True  # as js.vmap's
     _counts_traces = True  # one compiled program per static key, as for jit
     # Never shared across rebuilds (``_shared``): JAX keeps a pmap's traced body until jax.clear_caches(), and the
     # body reaches the function, which would then keep this function's static values alive through its own.
@@ -325,9 +314,6 @@ class PmapFunction(StaticFunction[_P, _R]):
                                "cannot donate: it passes the extras to jax.pmap together, as one tuple",
                                "Donate a named parameter: declare it in the signature.")
         self._axes = resolve_in_axes(self._name, layout, self._opts.in_axes)
-
-    def _layout(self) -> Layout:
-        return _keyword_variants(self, super()._layout())
 
     def lower(self, *args: _P.args, **kwargs: _P.kwargs) -> Lowered[_P, _R]:
         """Lower for these arguments (ahead of time); ``.compile()`` gives a callable with this signature that
