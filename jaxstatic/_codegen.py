@@ -4,8 +4,9 @@ Cache keys are flat: ``(vid, type0, value0, type1, value1, ...)``, one pair per 
 (``type(v) in _freeze.ATOMIC``) is its own pair; any other value is ``(FROZEN, its frozen key)``. Flat keys hash and
 compare faster than nested ones (measured: ~100 ns a call).
 
-For each call shape, ``generate`` writes two functions from the same lines: ``key(args, kwargs)`` (the key alone, for
-ahead-of-time objects) and the dispatcher (the key, the lookup, the call). Like attrs' generated methods, the source is
+For each call shape, ``generate`` writes its functions from the same lines: ``key(args, kwargs)`` (the key alone, for
+ahead-of-time objects), the dispatcher (the key, the lookup, the call), and ``begin`` (the dispatcher up to a miss,
+for a shape's first call). Like attrs' generated methods, the source is
 compiled under a unique file name with a ``linecache`` entry, so tracebacks and pdb show the real lines.
 """
 
@@ -136,14 +137,16 @@ def _miss_lines(miss: str, p: str = "") -> list[str]:
 
 
 def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, Callable[..., Any]]:
-    """``{"key": key, "dispatch": dispatch, "entry": entry}`` for one call shape.
+    """``{"key": key, "dispatch": dispatch, "begin": begin, "entry": entry}`` for one call shape.
 
     ``namespace`` supplies ``cache``, ``lookup`` (its bound ``get``), ``touch``, ``missed`` (the ``Miss`` of a key
     not cached), ``key_pair``, ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``, ``failed``, ``uncomparable``, ``next_call``,
     ``reroute`` and ``route`` (the dispatcher of any call's shape). The dispatcher takes ``(args, kwargs)``: it
     counts the call, builds the key, looks the program up (keeping the cache's order of use when it holds more than
     one), and calls it with the dynamic values, or runs the miss (``_miss_lines``). A plan for keyword calls is found
-    by keyword names alone, so it checks the number of positionals and reroutes on a mismatch.
+    by keyword names alone, so it checks the number of positionals and reroutes on a mismatch. ``begin(args,
+    kwargs)`` is the dispatcher's lines up to the miss, returning the ``Miss`` (a key cached runs as a hit does):
+    for a caller that runs it in its own frame, a shape's first call (``Core._prepare_call``).
     ``entry(self, *args, **kwargs)`` does the same as a ``__call__`` for calls of this shape, and hands any other
     shape to that shape's dispatcher: the first positional shape's is the function's own ``__call__`` (one Python
     frame per call instead of two: about 150 ns of the ~400 ns jaxstatic adds to a call), and each shape's is what
@@ -157,9 +160,9 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, 
     # the order of use kept (which hashes the key again) included, is counted as failed, never as a hit.
     # A key's __eq__ that raises (met on a hash collision) is a static value that cannot be compared: said so, as a
     # ValueError too, as jax.jit does; a __hash__ that raises is raised as it is (uncomparable tells them apart).
-    body = [*key_lines, f"key = {key_expr}", "try:", "    fn = lookup(key)", "except Exception as err:",
-            "    raise uncomparable(key, args, kwargs, err)", "next_call()",
-            "if fn is None:", *_indent(_miss_lines("missed(key, args, kwargs)")),
+    found = [*key_lines, f"key = {key_expr}", "try:", "    fn = lookup(key)", "except Exception as err:",
+             "    raise uncomparable(key, args, kwargs, err)", "next_call()"]
+    body = [*found, "if fn is None:", *_indent(_miss_lines("missed(key, args, kwargs)")),
             "try:", "    if len(cache) > 1:", "        touch(key)", f"    return fn({call})",
             "except TypeError as err:", "    raise dynamic_error(args, kwargs, err)",
             "except BaseException:", "    failed(args, kwargs)", "    raise"]
@@ -169,12 +172,13 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, 
     # The frame a user calls drops jaxstatic's frames from a failure's traceback (_traceback.hide).
     lines = ["def key(args, kwargs):", *_indent([*key_lines, f"return {key_expr}"]), "",
              "def dispatch(args, kwargs):", *_indent([*reroute, *body]), "",
+             "def begin(args, kwargs):", *_indent([*found, "return missed(key, args, kwargs)"]), "",
              "def entry(self, /, *args, **kwargs):",
              *_indent(["try:", *_indent([f"if {other}:", "    return route(args, kwargs)(args, kwargs)", *body]),
                        "except BaseException as err:", "    hide(err)", "    raise"])]
     shape = ", ".join([f"{plan.nargs} positional", *plan.kwnames])
     _compile("\n".join(lines) + "\n", ns, f"dispatch of {function}({shape})", "key")
-    return {name: ns[name] for name in ("key", "dispatch", "entry")}
+    return {name: ns[name] for name in ("key", "dispatch", "begin", "entry")}
 
 
 def generate_lane(layout: Layout, namespace: dict[str, Any], function: str) -> Callable[..., Any]:

@@ -51,10 +51,11 @@ class Core:
         return self._new_plan_and_code(args, kwargs) if found is None else found
 
     def _new_plan_and_code(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Generated]:
-        """A call shape seen for the first time: its plan (``Plan.bind``) and generated code (``_codegen``). The
-        first call of all also decides whether the function takes the exact-key lane (``_install_lane``); the first
-        positional shape, off the lane, becomes the function's own ``__call__`` (``_specialize``), its hit in C where
-        the extension is built (``_c_hits.shape_call``)."""
+        """A call shape seen for the first time: its plan (``Plan.bind``) and generated code (``_codegen``), whose
+        dispatcher later calls of the shape go to (``_route``). The first call of all also decides whether the
+        function takes the exact-key lane (``_install_lane``); the first positional shape, off the lane, becomes the
+        function's own ``__call__`` (``_specialize``), its hit in C where the extension is built
+        (``_c_hits.shape_call``)."""
         plan = Plan.bind(self._transform._layout(), len(args), tuple(kwargs), self._variants)
         if not self._lane_checked:
             self._install_lane()
@@ -64,7 +65,16 @@ class Core:
         found = self._shapes[(len(args), *kwargs) if kwargs else len(args)] = (plan, code)
         if entry:
             self._specialize(_c_hits.shape_call(self, plan, code["entry"], namespace))
+        self._route(args, kwargs, code["dispatch"])
         return found
+
+    def _route(self, args: tuple[Any, ...], kwargs: dict[str, Any], dispatch: Dispatch) -> None:
+        """Later calls of this shape go to ``dispatch``, and to a hit in C of its own (``_c_hits.keyword_calls``)."""
+        if kwargs:
+            self._by_keywords[tuple(kwargs)] = dispatch
+        else:
+            self._by_nargs[len(args)] = dispatch
+        _c_hits.keyword_calls(self)
 
     def _with_program(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Any, Any]:
         """``program.<method>(dynamic values)`` for the program of this call's static key (made and kept if need
@@ -149,34 +159,19 @@ class Core:
         keyword shapes are found by names alone), made if need be. Returned, not called: the caller calls it (a
         frame fewer: ``_miss.Miss`` says why that counts)."""
         dispatch = self._by_keywords.get(tuple(kwargs)) if kwargs else self._by_nargs.get(len(args))
-        return self._new_dispatch(args, kwargs) if dispatch is None else dispatch
+        return self._plan_and_code(args, kwargs)[1]["dispatch"] if dispatch is None else dispatch
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Any call: the dispatcher of its shape (``_dispatcher``), run."""
         return self._dispatcher(args, kwargs)(args, kwargs)
 
-    def _new_dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dispatch:
-        dispatch = self._plan_and_code(args, kwargs)[1]["dispatch"]
-        if kwargs:
-            self._by_keywords[tuple(kwargs)] = dispatch
-        else:
-            self._by_nargs[len(args)] = dispatch
-        _c_hits.keyword_calls(self)  # a shape met: a hit in C of its own
-        return dispatch
-
     def _prepare_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _miss.Miss:
-        """Any call, set up as a ``_miss.Miss`` its caller runs in its own frame, as the dispatcher runs one: the
-        first call of a shape, and the first the lane hands the general path. A shape not met before gets its
-        dispatcher (``_new_dispatch``); a key cached runs its program as a miss that finds it cached does."""
-        self._dispatcher(args, kwargs)  # made if need be: later calls of this shape go to it
-        plan, code = self._plan_and_code(args, kwargs)
-        key = code["key"](args, kwargs)
-        try:
-            self._programs.cache.get(key)
-        except Exception as err:  # as the dispatcher's lookup
-            raise _miss.uncomparable(self, plan, key, args, kwargs, err)  # noqa: B904 (chained as the dispatcher's)
-        next(self._stats.calls)
-        return _miss.begin(self, plan, key, args, kwargs)
+        """A call its caller runs in its own frame as a ``_miss.Miss`` (``Miss`` says why): the first call of a shape,
+        and the first the lane hands the general path. Its shape's generated ``begin``, the dispatcher's own lines
+        up to a miss: the key looked up (one cached by another shape runs as a hit does), the call counted, the miss
+        begun."""
+        miss: _miss.Miss = self._plan_and_code(args, kwargs)[1]["begin"](args, kwargs)
+        return miss
 
     def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], ran: bool = False) -> None:
         """A call raised (``_miss.failed``): for the hit paths, which cannot import ``_miss``."""
@@ -249,7 +244,9 @@ class Core:
 
     def _reroute(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Keyword names seen before with another number of positionals: point those names at this shape."""
-        return self._new_dispatch(args, kwargs)(args, kwargs)
+        dispatch = self._plan_and_code(args, kwargs)[1]["dispatch"]
+        self._route(args, kwargs, dispatch)
+        return dispatch(args, kwargs)
 
     def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self._plan_and_code(args, kwargs)[1]["key"](args, kwargs)

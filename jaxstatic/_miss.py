@@ -3,9 +3,10 @@ program cached. In the order a miss meets them:
 
 1. ``begin``: the static values are checked against their ``Static[T]`` (``_typecheck``: on a miss, never on a
    hit). Under ``jax.disable_jit()`` a jit runs the function as plain Python instead (nothing cached).
-2. ``claim``: the key becomes this thread's in-flight entry (``Programs.inflight``), with the in-flight wait beside
-   it: a program cached meanwhile runs as a hit does; this thread's own in flight runs nested (a recursive call);
-   another thread's is waited for. Equal keys trace once, other keys in parallel, with no function-wide lock.
+2. ``claim``: the key's new state (``_parts.KeyState``) becomes its in-flight entry (``Programs.inflight``), with
+   the in-flight wait beside it: a program cached meanwhile runs as a hit does; this thread's own in flight runs
+   nested (a recursive call); another thread's is waited for. Equal keys trace once, other keys in parallel, with
+   no function-wide lock. The key's state holds everything the miss that claimed it needs from here to ``finish``.
 3. ``build``: the transform's JAX program (``StaticFunction._build``, e.g. ``jax.jit``) over the body JAX traces
    (``_body.traced_body``), or the exact-key lane's program where the lane serves the key (``_lane``).
 4. The caller's frame calls ``miss.program(*miss.pos, **miss.kw)``: JAX traces the body, which hands the user's
@@ -50,31 +51,23 @@ class Miss:
     call of a shape (``StaticFunction.__call__``) and the lane's ``__call__`` each call the program in their own
     frame, and a miss is claimed before it (``begin``) and finished after it (``done``, ``fail``), never around it.
 
-    The miss that claims a key (``claim``) is also the key's in-flight entry: other threads with an equal key wait
-    on it (``event``). One that finds a program after all (cached meanwhile by another thread or call shape, or its
+    ``claimed`` is the key's state (``KeyState``) when this miss claimed the key (``claim``), to build its program
+    and finish it. A miss that finds a program after all (cached meanwhile by another thread or call shape, or its
     own key in flight in this thread) runs that program, as a hit does, and has nothing to finish; so does a miss
     without a ``core``, a plain call (the lane's own call made again)."""
 
-    __slots__ = ("args", "built", "cached", "core", "event", "key", "kw", "kwargs", "lane", "local", "outer", "plan",
-                 "pos", "program", "record", "state", "thread", "traces")
+    __slots__ = ("args", "claimed", "core", "key", "kw", "kwargs", "local", "outer", "plan", "pos", "program",
+                 "traces")
     program: Callable[..., Any]  # set by ``set_up``: what the caller's frame calls, with ``pos`` and ``kw``
     pos: Any
     kw: Any
     outer: Any  # the statics handed to the body before this call's, given back when it ends
-    # set by ``claim`` for the miss that traces its key: by which thread, its state, whether the lane serves it, the
-    # program cached once it has run, and for a transform whose traces a jit above counts, the build being counted
-    thread: int
-    state: KeyState
-    lane: bool
-    cached: Any
-    built: _explain.Signature | None
-    record: Any
 
     def __init__(self, core: Owner | None, plan: Plan | None, key: Any, args: tuple[Any, ...],
                  kwargs: dict[str, Any], traces: bool = True) -> None:
         self.core, self.plan, self.key, self.args, self.kwargs = core, plan, key, args, kwargs
         self.traces = traces  # a failure may be a dynamic value JAX cannot trace (not so for an eager call)
-        self.event: threading.Event | None = None  # set by ``claim``: this miss traces the key
+        self.claimed: KeyState | None = None  # set by ``claim``: this miss traces the key
         self.local: Any = None  # the key state's thread-local while this call hands its static values to the body
 
     @classmethod
@@ -98,9 +91,9 @@ class Miss:
         if self.local is not None:
             self.local.statics = self.outer
         core = self.core
-        if self.event is not None and core is not None:
+        if self.claimed is not None and core is not None:
             try:
-                finish(core, self, ok=True)
+                finish(core, self.claimed, ok=True)
             except BaseException:
                 failed(core, self._plan(), self.args, self.kwargs, ran=True)
                 raise
@@ -119,8 +112,8 @@ class Miss:
                 if self.traces and isinstance(err, TypeError):
                     err = dynamic_error(core, self._plan(), self.args, self.kwargs, err)
             finally:
-                if self.event is not None:
-                    finish(core, self, ok=False)
+                if self.claimed is not None:
+                    finish(core, self.claimed, ok=False)
         finally:
             failed(core, self._plan(), self.args, self.kwargs)
         return err
@@ -146,8 +139,9 @@ def begin(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict
             return Miss(core, plan, key, args, kwargs, traces=False).set_up(
                 functools.partial(core._stats.run_eagerly, core._transform._fn), (args, kwargs), {})
         miss = Miss(core, plan, key, args, kwargs)
-        found = claim(core, miss)
-        return build(core, miss) if found is None else found
+        if claim(core, miss):  # this miss traces the key
+            build(core, miss)
+        return miss
     except BaseException:
         failed(core, plan, args, kwargs)
         raise
@@ -155,11 +149,12 @@ def begin(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict
 
 # -- 2. claim, and the in-flight wait ---------------------------------------------------------------------------
 
-def claim(core: Owner, miss: Miss) -> Miss | None:
-    """None: ``miss`` is now the key's in-flight entry, for this thread to build and trace. Otherwise ``miss`` set
-    up to run a program found: one cached (meanwhile, or by another call shape), run as a hit does; this thread's
-    own, being traced, run with its key state (a recursive call: JAX traces the new shapes nested); or, after
-    waiting while another thread traced the key, the one it cached."""
+def claim(core: Owner, miss: Miss) -> bool:
+    """True: ``miss`` claimed its key, whose new ``KeyState`` (``miss.claimed``) is now the key's in-flight entry,
+    for this thread to build and trace. False: ``miss`` is set up to run a program found: one cached (meanwhile, or
+    by another call shape), run as a hit does; this thread's own, being traced, run with its key state (a recursive
+    call: JAX traces the new shapes nested); or, after waiting while another thread traced the key, the one it
+    cached."""
     programs, plan, key, args, kwargs = core._programs, miss._plan(), miss.key, miss.args, miss.kwargs
     me = threading.get_ident()
     while True:
@@ -168,39 +163,38 @@ def claim(core: Owner, miss: Miss) -> Miss | None:
             flight = programs.inflight.get(key) if program is None else None
             if program is None and flight is None:
                 lane = _lane_of(core)  # asked under the lock: another thread may install the lane meanwhile
-                miss.thread, miss.state, miss.event = me, KeyState(key), threading.Event()
-                miss.lane = lane is not None and lane.serves(plan, key)
-                programs.inflight[key] = miss
-                return None
+                state = miss.claimed = programs.inflight[key] = KeyState(key, me)
+                state.by_lane = lane is not None and lane.serves(plan, key)
+                return True
         if program is not None:
-            return miss.set_up(program, *plan.dynamic_values(args, kwargs))
+            miss.set_up(program, *plan.dynamic_values(args, kwargs))
+            return False
         assert flight is not None
         if flight.thread == me:
-            return miss.set_up(flight.cached, *plan.dynamic_values(args, kwargs), state=flight.state)
-        assert flight.event is not None
+            miss.set_up(flight.program, *plan.dynamic_values(args, kwargs), state=flight)
+            return False
         flight.event.wait()
 
 
 # -- 3. build ---------------------------------------------------------------------------------------------------
 
-def build(core: Owner, miss: Miss) -> Miss:
-    """The program ``miss`` claimed its key for, set up to run with the caller's static values: the lane's, where
+def build(core: Owner, miss: Miss) -> None:
+    """The program of the key ``miss`` claimed, set up to run with the caller's static values: the lane's, where
     the lane serves the key, else the transform's (which may raise: a call it refuses, as grad of a missing
     argument; the key is then let go of). JAX traces and compiles it when the caller's frame first calls it."""
-    plan, key, args, kwargs = miss._plan(), miss.key, miss.args, miss.kwargs
+    plan, key, args, kwargs, state = miss._plan(), miss.key, miss.args, miss.kwargs, miss.claimed
+    assert state is not None
     try:
-        # a transform whose traces a jit above counts (vmap, grad): its build counted instead, by its static values
-        miss.built = None if core._transform._counts_traces else {
-            name: _explain.StaticSig(k) for (name, _), k in zip(plan.statics, _codegen.static_keys(key))}
-        miss.record = None if miss.built is None else core._stats.begin_build(miss.built)
+        state.build_record = _begin_build(core, plan, key)
         lane = _lane_of(core)
-        if miss.lane and lane is not None:  # the lane's program, with its arguments
-            miss.cached = lane.adapter(plan, key)
-            return miss.set_up(lane.program, *lane.arguments(plan, key, args, kwargs), state=miss.state)
-        miss.cached = transform_program(core, plan, miss.state)
-        return miss.set_up(miss.cached, *plan.dynamic_values(args, kwargs), state=miss.state)
+        if state.by_lane and lane is not None:  # the lane's program, with its arguments
+            state.program = lane.adapter(plan, key)
+            miss.set_up(lane.program, *lane.arguments(plan, key, args, kwargs), state=state)
+        else:
+            state.program = transform_program(core, plan, state)
+            miss.set_up(state.program, *plan.dynamic_values(args, kwargs), state=state)
     except BaseException:
-        finish(core, miss, ok=False)  # claimed, never run: let go of, for the threads waiting on it
+        finish(core, state, ok=False)  # claimed, never run: let go of, for the threads waiting on it
         raise
 
 
@@ -213,21 +207,31 @@ def transform_program(core: Owner, plan: Plan, state: KeyState) -> Callable[...,
 
 # -- 5. finish --------------------------------------------------------------------------------------------------
 
-def finish(core: Owner, miss: Miss, ok: bool) -> None:
-    """A miss that claimed its key ends (``Miss.done``, ``Miss.fail``, a failed ``build``): the in-flight entry gone
-    and the threads waiting on it woken; a program that traced is cached; where a jit above counts the traces (vmap,
-    grad), its build is counted."""
-    programs, key = core._programs, miss.key
+def finish(core: Owner, state: KeyState, ok: bool) -> None:
+    """A miss that claimed the key of ``state`` ends (``Miss.done``, ``Miss.fail``, a failed ``build``): the
+    in-flight entry gone and the threads waiting on it woken; a program that traced is cached; where a jit above
+    counts the traces (vmap, grad), its build is counted."""
+    programs, key = core._programs, state.key
     with programs.lock:
         programs.inflight.pop(key, None)
         # A call refused after its body traced (JAX refused to run it: a buffer donated twice, a deleted one)
         # keeps its program, as jax.jit keeps its trace: JAX's own caches decide what a retry traces again.
-        evicted = programs.insert(key, miss.cached, miss.state) if ok or miss.state.traced else []
-    assert miss.event is not None
-    miss.event.set()
+        evicted = programs.insert(key, state.program, state) if ok or state.traced else []
+    state.event.set()
     let_go(evicted)
-    if ok and miss.built is not None:
-        core._stats.end_build(miss.built, miss.record)
+    if ok and state.build_record is not None:
+        core._stats.end_build(*state.build_record)
+
+
+def _begin_build(core: Owner, plan: Plan, key: Any) -> tuple[_explain.Signature, Any] | None:
+    """None for a transform that counts its traces (``js.jit``). One whose traces a jit above counts (vmap, grad:
+    ``_counts_traces`` false) counts its builds instead, by their static values: this build's signature and record
+    (``TraceStats.begin_build``), for ``finish`` to count it."""
+    if core._transform._counts_traces:
+        return None
+    signature: _explain.Signature = {
+        name: _explain.StaticSig(k) for (name, _), k in zip(plan.statics, _codegen.static_keys(key))}
+    return signature, core._stats.begin_build(signature)
 
 
 # -- faults -----------------------------------------------------------------------------------------------------

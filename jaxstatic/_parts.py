@@ -27,28 +27,39 @@ Dispatch = Callable[[tuple[Any, ...], dict[str, Any]], Any]
 """The dispatcher of one call shape: ``dispatch(args, kwargs)`` (``_codegen.generate``)."""
 
 Generated = dict[str, Callable[..., Any]]
-"""The generated functions of one call shape, by name (``_codegen.generate``: ``dispatch``, ``key``, ``entry``)."""
+"""The generated functions of one call shape, by name (``_codegen.generate``: ``key``, ``dispatch``, ``begin``, ``entry``)."""
 
 EVICTED = "its compiled program had been evicted to keep at most cache_size={} programs"
 EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they cause (hashes keep no value alive)
 
 
 class KeyState:
-    """One static key's state, as its program's body reads it: the key, the caller's own static values while the
-    caller traces it (``local.statics``, per thread), and whether a trace of the body ended (``traced``)."""
+    """One static key's state, from the miss that claims it until its program is evicted.
 
-    __slots__ = ("key", "local", "traced")
+    While the first miss of the key runs, it is the key's in-flight entry (``Programs.inflight``, ``_miss.claim``):
+    the thread tracing it (``thread``), which other threads with an equal key wait for (``event``), whether the
+    exact-key lane serves it (``by_lane``), the program to cache once it has run (``program``) and, for a transform
+    that counts its builds, the build being counted (``build_record``, ``_miss.build``). From then on, as its
+    program's body reads it: the caller's own static values while the caller traces it (``local.statics``, per
+    thread), and whether a trace of the body ended (``traced``)."""
 
-    def __init__(self, key: Any) -> None:
+    __slots__ = ("build_record", "by_lane", "event", "key", "local", "program", "thread", "traced")
+
+    def __init__(self, key: Any, thread: int = 0) -> None:
         self.key = key
         self.local = threading.local()
         self.traced = False  # the body returned from a counted trace: the program is JAX's to keep, whatever follows
+        self.thread = thread
+        self.event = threading.Event()  # set when the miss that claimed the key ends
+        self.by_lane = False
+        self.program: Any = None
+        self.build_record: tuple[Any, Any] | None = None
 
 
 class Programs:
     """A function's compiled programs, one per static key, least recently used first, at most ``cache_size``
     (``insert`` evicts past it and keeps the evicted key's hash, to explain the retrace it causes). Beside them,
-    each key's ``KeyState`` and the misses tracing a key for the first time (``inflight``, ``_miss.claim``).
+    each key's ``KeyState``, and the states of the keys being traced for the first time (``inflight``, ``_miss.claim``).
 
     ``lock`` guards the bookkeeping only, never held while tracing or compiling. Reentrant, because a key's own
     ``__hash__``/``__eq__`` (or a finalizer) runs under it when the cache is looked up, and may call this very
@@ -61,7 +72,7 @@ class Programs:
         self.cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()  # program by key, oldest first
         stats.currsize = self.cache.__len__
         self.states: dict[Any, KeyState] = {}
-        self.inflight: dict[Any, Any] = {}  # by key: the ``_miss.Miss`` tracing it
+        self.inflight: dict[Any, KeyState] = {}  # by key: the state of a key being traced (``_miss.claim``)
         self.evicted: collections.deque[int] = collections.deque(maxlen=EVICTED_MEMORY)
         self.lock = threading.RLock()
 

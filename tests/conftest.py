@@ -58,14 +58,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(autouse=True)
 def _mypy_forgets_its_last_build() -> Iterator[None]:
     """A mypy build run in this process (``jaxstatic_check.main``, the plugin's own tests) leaves its modules in mypy's
-    global ``modules_state``: two million objects after one over jax, which every later ``gc.collect()`` of the
-    worker walks (two seconds each, and the runtime tests collect often). Dropped after each test, as mypy's own tests
-    do."""
+    globals: ``modules_state``, the subtype caches (``typestate``) and ``types.instance_cache``, each enough to keep
+    the whole build alive (1.7 million objects after one over jax on a cold cache), which every later
+    ``gc.collect()`` of the worker walks (1.5 seconds each, and the runtime tests collect often). Dropped after each
+    test, as mypy's own build resets them when it starts."""
     yield
     state = sys.modules.get("mypy.modules_state")
     if state is not None and state.modules_state.modules:
         state.modules_state.node_fixer = None
         state.modules_state.modules = {}
+    typestate = sys.modules.get("mypy.typestate")
+    if typestate is not None:
+        typestate.reset_global_state()
+    types = sys.modules.get("mypy.types")
+    cache = getattr(types, "instance_cache", None)  # where this mypy has one
+    if cache is not None:
+        cache.reset()
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which a run without it lacks
