@@ -37,7 +37,7 @@ def traced_body(transform: Transform, stats: TraceStats, why_again: Callable[[An
         # through an object holding it), never held by the program
         fn = transform._traced_fn()
         call = _hidden.explaining(fn, layout.static, label)
-        statics = statics_of(plan, state)
+        statics = state.statics(plan)
         dynamic: dict[str, Any] = dict(zip(named, dyn))
         if varpos is not None:
             dynamic[varpos] = dyn[len(named):]
@@ -88,15 +88,6 @@ def _changed_by_body(stats: TraceStats, statics: dict[str, Any], before: dict[st
             continue
 
 
-def statics_of(plan: Plan, state: KeyState) -> dict[str, Any]:
-    """The static values of a program, by parameter name: the caller's own objects while the caller's call traces
-    it; on a retrace for new shapes, values equal to them (same types, order and bits), rebuilt from the key."""
-    statics = getattr(state.local, "statics", None)
-    if statics is None:
-        statics = dict(zip([name for name, _ in plan.statics], map(_freeze.thaw, _codegen.static_keys(state.key))))
-    return statics
-
-
 def _dynamic_names(plan: Plan) -> tuple[list[str], str | None, str | None]:
     """The parameters a program's body takes, as JAX passes them: the named ones, ``*args``, ``**kwargs``."""
     params = plan.layout.signature.parameters
@@ -117,4 +108,4 @@ def _program_signature(named: list[str], varpos: str | None, varkw: str | None) 
     return inspect.Signature(params)
 
 
-__all__ = ["statics_of", "traced_body"]
+__all__ = ["traced_body"]

@@ -96,15 +96,14 @@ class Core:
             program = _miss.transform_program(self, plan, state)
         assert state is not None
         pos, kw = plan.dynamic_values(args, kwargs)
-        local = state.local
-        outer, local.statics = getattr(local, "statics", None), plan.static_values(args, kwargs)
+        outer = state.hand(plan.static_values(args, kwargs))
         try:
             result = getattr(program, method)(*pos, **kw)
         except BaseException:
             next(self._stats.failures)
             raise
         finally:
-            local.statics = outer
+            state.take_back(outer)
         if made:
             programs.add(key, program, state)
         return plan, key, result
@@ -167,10 +166,10 @@ class Core:
 
     def _prepare_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _miss.Miss:
         """A call its caller runs in its own frame as a ``_miss.Miss`` (``Miss`` says why): the first call of a shape,
-        and the first the lane hands the general path. Its shape's generated ``begin``, the dispatcher's own lines
+        and the first the lane hands the general path. Its shape's generated ``prepare``, the dispatcher's own lines
         up to a miss: the key looked up (one cached by another shape runs as a hit does), the call counted, the miss
         begun."""
-        miss: _miss.Miss = self._plan_and_code(args, kwargs)[1]["begin"](args, kwargs)
+        miss: _miss.Miss = self._plan_and_code(args, kwargs)[1]["prepare"](args, kwargs)
         return miss
 
     def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], ran: bool = False) -> None:

@@ -8,7 +8,7 @@ NoDiff values are among those inputs, because they may be tracers, which JAX ref
 wrappers around the user's rules hand them over at their nondiff positions, carry them to ``bwd`` beside the
 residuals, and give them no cotangent (``None``, JAX's zero) and no tangent. Rules are read when they run, so
 ``defvjp``/``defjvp`` may be called again; a rule that ran after its call returned (``bwd`` in a backward pass)
-gets static values equal to the caller's, rebuilt from the key (``_body.statics_of``).
+gets static values equal to the caller's, rebuilt from the key (``KeyState.statics``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from typing_extensions import ParamSpec
 
 from . import _lazy, _options
 from ._annotations import deferring
-from ._body import statics_of
 from ._errors import (
     AnnotationError,
     missing_rule_error,
@@ -297,7 +296,7 @@ class CustomVJPFunction(_CustomFunction[_P, _R]):
         custom = jax.custom_vjp(self._primal(inputs, body))
 
         def fwd(*values: Any) -> Any:
-            args, kwargs = layout.assemble(inputs.dynamic(values), statics_of(plan, state))
+            args, kwargs = layout.assemble(inputs.dynamic(values), state.statics(plan))
             pair = self._rules_or_error()[0](*args, **kwargs)
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise rule_output_error(self._transform_name, self._name, "fwd", _describe(pair),
@@ -306,7 +305,7 @@ class CustomVJPFunction(_CustomFunction[_P, _R]):
 
         def bwd(saved: Any, g: Any) -> tuple[Any, ...]:
             kept, residuals = saved
-            cts = self._rules_or_error()[1](*inputs.nondiff_args(statics_of(plan, state), kept), residuals, g)
+            cts = self._rules_or_error()[1](*inputs.nondiff_args(state.statics(plan), kept), residuals, g)
             return self._cotangents(inputs, cts)
 
         custom.defvjp(fwd, bwd)
@@ -354,7 +353,7 @@ class CustomJVPFunction(_CustomFunction[_P, _R]):
 
         def jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
             kept = [primals[i] for i in inputs.nodiff]
-            return self._rules_or_error()[0](*inputs.nondiff_args(statics_of(plan, state), kept),
+            return self._rules_or_error()[0](*inputs.nondiff_args(state.statics(plan), kept),
                                              tuple(primals[i] for i in inputs.diff),
                                              tuple(tangents[i] for i in inputs.diff))
 

@@ -56,7 +56,7 @@ class Miss:
     own key in flight in this thread) runs that program, as a hit does, and has nothing to finish; so does a miss
     without a ``core``, a plain call (the lane's own call made again)."""
 
-    __slots__ = ("args", "claimed", "core", "key", "kw", "kwargs", "local", "outer", "plan", "pos", "program",
+    __slots__ = ("args", "claimed", "core", "handed", "key", "kw", "kwargs", "outer", "plan", "pos", "program",
                  "traces")
     program: Callable[..., Any]  # set by ``set_up``: what the caller's frame calls, with ``pos`` and ``kw``
     pos: Any
@@ -68,7 +68,7 @@ class Miss:
         self.core, self.plan, self.key, self.args, self.kwargs = core, plan, key, args, kwargs
         self.traces = traces  # a failure may be a dynamic value JAX cannot trace (not so for an eager call)
         self.claimed: KeyState | None = None  # set by ``claim``: this miss traces the key
-        self.local: Any = None  # the key state's thread-local while this call hands its static values to the body
+        self.handed: KeyState | None = None  # the key state this call hands its static values to the body through
 
     @classmethod
     def plain(cls, program: Callable[..., Any], pos: tuple[Any, ...], kw: dict[str, Any]) -> Miss:
@@ -81,15 +81,13 @@ class Miss:
         equal values rebuilt from the key, as a hit does)."""
         self.program, self.pos, self.kw = program, pos, kw
         if state is not None and self.plan is not None:
-            self.local = state.local
-            self.outer = getattr(self.local, "statics", None)
-            self.local.statics = self.plan.static_values(self.args, self.kwargs)
+            self.handed, self.outer = state, state.hand(self.plan.static_values(self.args, self.kwargs))
         return self
 
     def done(self, result: Any) -> Any:
         """The program returned ``result``: a program traced is cached (``finish``)."""
-        if self.local is not None:
-            self.local.statics = self.outer
+        if self.handed is not None:
+            self.handed.take_back(self.outer)
         core = self.core
         if self.claimed is not None and core is not None:
             try:
@@ -107,8 +105,8 @@ class Miss:
             return err
         try:
             try:
-                if self.local is not None:
-                    self.local.statics = self.outer
+                if self.handed is not None:
+                    self.handed.take_back(self.outer)
                 if self.traces and isinstance(err, TypeError):
                     err = dynamic_error(core, self._plan(), self.args, self.kwargs, err)
             finally:
@@ -185,7 +183,7 @@ def build(core: Owner, miss: Miss) -> None:
     plan, key, args, kwargs, state = miss._plan(), miss.key, miss.args, miss.kwargs, miss.claimed
     assert state is not None
     try:
-        state.build_record = _begin_build(core, plan, key)
+        state.build_record = _count_build(core, plan, key)
         lane = _lane_of(core)
         if state.by_lane and lane is not None:  # the lane's program, with its arguments
             state.program = lane.adapter(plan, key)
@@ -223,7 +221,7 @@ def finish(core: Owner, state: KeyState, ok: bool) -> None:
         core._stats.end_build(*state.build_record)
 
 
-def _begin_build(core: Owner, plan: Plan, key: Any) -> tuple[_explain.Signature, Any] | None:
+def _count_build(core: Owner, plan: Plan, key: Any) -> tuple[_explain.Signature, Any] | None:
     """None for a transform that counts its traces (``js.jit``). One whose traces a jit above counts (vmap, grad:
     ``_counts_traces`` false) counts its builds instead, by their static values: this build's signature and record
     (``TraceStats.begin_build``), for ``finish`` to count it."""

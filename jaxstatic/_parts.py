@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from . import _codegen, _freeze
 from ._explain import NOTHING_SEEN
 from ._memo import IdentityMemo
 from ._options import ParamOptions
@@ -27,7 +28,7 @@ Dispatch = Callable[[tuple[Any, ...], dict[str, Any]], Any]
 """The dispatcher of one call shape: ``dispatch(args, kwargs)`` (``_codegen.generate``)."""
 
 Generated = dict[str, Callable[..., Any]]
-"""The generated functions of one call shape, by name (``_codegen.generate``: ``key``, ``dispatch``, ``begin``, ``entry``)."""
+"""The generated functions of one call shape, by name (``_codegen.generate``: ``key``, ``dispatch``, ``prepare``, ``entry``)."""
 
 EVICTED = "its compiled program had been evicted to keep at most cache_size={} programs"
 EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they cause (hashes keep no value alive)
@@ -40,8 +41,8 @@ class KeyState:
     the thread tracing it (``thread``), which other threads with an equal key wait for (``event``), whether the
     exact-key lane serves it (``by_lane``), the program to cache once it has run (``program``) and, for a transform
     that counts its builds, the build being counted (``build_record``, ``_miss.build``). From then on, as its
-    program's body reads it: the caller's own static values while the caller traces it (``local.statics``, per
-    thread), and whether a trace of the body ended (``traced``)."""
+    program's body reads it: the caller's own static values while the caller traces it (``hand``, ``statics``: per
+    thread, never through JAX), and whether a trace of the body ended (``traced``)."""
 
     __slots__ = ("build_record", "by_lane", "event", "key", "local", "program", "thread", "traced")
 
@@ -54,6 +55,27 @@ class KeyState:
         self.by_lane = False
         self.program: Any = None
         self.build_record: tuple[Any, Any] | None = None
+
+    def hand(self, statics: dict[str, Any]) -> Any:
+        """Hand the caller's own static values to the body while this thread's call traces it (``statics``);
+        returns those handed before (a nested call's caller's), for ``take_back`` when the call ends."""
+        outer = getattr(self.local, "statics", None)
+        self.local.statics = statics
+        return outer
+
+    def take_back(self, outer: Any) -> None:
+        """The call ``hand`` was for ended: the values handed before it are the body's again."""
+        self.local.statics = outer
+
+    def statics(self, plan: Plan) -> dict[str, Any]:
+        """The static values the body runs with, by parameter name: the caller's own objects while the caller's
+        call traces it (``hand``); on a retrace for new shapes, values equal to them (same types, order and bits),
+        rebuilt from the key."""
+        statics = getattr(self.local, "statics", None)
+        if statics is None:
+            names = [name for name, _ in plan.statics]
+            statics = dict(zip(names, map(_freeze.thaw, _codegen.static_keys(self.key))))
+        return statics
 
 
 class Programs:
