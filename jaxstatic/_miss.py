@@ -215,10 +215,12 @@ def finish(core: Owner, state: KeyState, ok: bool) -> None:
         # A call refused after its body traced (JAX refused to run it: a buffer donated twice, a deleted one)
         # keeps its program, as jax.jit keeps its trace: JAX's own caches decide what a retry traces again.
         evicted = programs.insert(key, state.program, state) if ok or state.traced else []
+    # the program keeps its body, which keeps this state: held here, the pair would wait for a collection
+    build, state.program, state.build_record = state.build_record, None, None
     state.event.set()
     let_go(evicted)
-    if ok and state.build_record is not None:
-        core._stats.end_build(*state.build_record)
+    if ok and build is not None:
+        core._stats.end_build(*build)
 
 
 def _count_build(core: Owner, plan: Plan, key: Any) -> tuple[_explain.Signature, Any] | None:

@@ -40,7 +40,8 @@ class KeyState:
     While the first miss of the key runs, it is the key's in-flight entry (``Programs.inflight``, ``_miss.claim``):
     the thread tracing it (``thread``), which other threads with an equal key wait for (``event``), whether the
     exact-key lane serves it (``by_lane``), the program to cache once it has run (``program``) and, for a transform
-    that counts its builds, the build being counted (``build_record``, ``_miss.build``). From then on, as its
+    that counts its builds, the build being counted (``build_record``, ``_miss.build``); ``_miss.finish`` drops
+    those two. From then on, as its
     program's body reads it: the caller's own static values while the caller traces it (``hand``, ``statics``: per
     thread, never through JAX), and whether a trace of the body ended (``traced``)."""
 
