@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxstatic_check import main
+from ._check import check
 
 # One pytest-xdist worker runs them all: the tests here share one mypy cache (mypy over jax, cold, takes a while).
 pytestmark = pytest.mark.xdist_group("check")
@@ -67,7 +67,7 @@ def _in_project(project: Path, tmp_path_factory: pytest.TempPathFactory, monkeyp
 
 
 def test_reports_only_jaxstatic_diagnostics(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["train.py", "clean.py"]) == 1
+    assert check(["train.py", "clean.py"]) == 1
     out, err = capsys.readouterr()
     assert out == f"train.py:20: error: {_MESSAGE}  [jaxstatic-unhashable]\n"
     assert err == ""
@@ -75,12 +75,12 @@ def test_reports_only_jaxstatic_diagnostics(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_quiet_and_zero_when_nothing_is_found(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["clean.py"]) == 0
+    assert check(["clean.py"]) == 0
     assert capsys.readouterr() == ("", "")
 
 
 def test_github_annotations(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--format", "github", "train.py"]) == 1
+    assert check(["--format", "github", "train.py"]) == 1
     # the message is data: only %, CR and LF are escaped there
     assert capsys.readouterr().out == f"::error file=train.py,line=20,col=24,title=jaxstatic-unhashable::{_MESSAGE}\n"
 
@@ -118,7 +118,7 @@ def test_unannotated_loops_are_checked_under_the_projects_own_configuration(
         """
     ))
     try:
-        assert main(["loop.py"]) == 1
+        assert check(["loop.py"]) == 1
     finally:
         (project / "pyproject.toml").unlink()
         (project / "loop.py").unlink()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxstatic_check import main
+from ._check import check as run_check
 
 # One pytest-xdist worker runs them all: the tests here share one mypy cache (``shared_cache``: jax's types read once).
 pytestmark = pytest.mark.xdist_group("check_projects")
@@ -62,7 +62,7 @@ Check = Callable[[list[str]], int]
 @pytest.fixture
 def check(shared_cache: Path) -> Check:
     """``jaxstatic-check`` with one mypy cache for all the projects here: jax's types are read once."""
-    return lambda argv: main(["--cache-dir", str(shared_cache), *argv])
+    return lambda argv: run_check(["--cache-dir", str(shared_cache), *argv])
 
 
 def test_numpyro_as_configured_reports_every_seeded_bug(check: Check, tmp_path: Path,

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from jaxstatic.migrate._cli import migrate_source
-from jaxstatic_check import main as check
+from .._check import check
 
 from .test_rules import load
 
