@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from jaxstatic.migrate._cli import migrate_source
-from .._check import check
 
+from .._check import check
 from .test_rules import load
 
 # One pytest-xdist worker runs them all: jaxstatic-check runs once over every loop (``reports``) for all the tests here.
