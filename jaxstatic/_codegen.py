@@ -139,9 +139,9 @@ def _miss_lines(miss: str, p: str = "") -> list[str]:
 def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, Callable[..., Any]]:
     """``{"key": key, "dispatch": dispatch, "prepare": prepare, "entry": entry}`` for one call shape.
 
-    ``namespace`` supplies ``cache``, ``lookup`` (its bound ``get``), ``touch``, ``missed`` (the ``Miss`` of a key
-    not cached), ``key_pair``, ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``, ``failed``, ``uncomparable``, ``next_call``,
-    ``reroute`` and ``route`` (the dispatcher of any call's shape). The dispatcher takes ``(args, kwargs)``: it
+    ``namespace`` supplies ``cache``, ``lookup`` (its bound ``get``), ``touch``, ``begin`` (``_miss.begin``: the
+    ``Miss`` of a key not cached), ``key_pair``, ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``,
+    ``failed``, ``uncomparable``, ``next_call``, ``reroute`` and ``route`` (the dispatcher of any call's shape). The dispatcher takes ``(args, kwargs)``: it
     counts the call, builds the key, looks the program up (keeping the cache's order of use when it holds more than
     one), and calls it with the dynamic values, or runs the miss (``_miss_lines``). A plan for keyword calls is found
     by keyword names alone, so it checks the number of positionals and reroutes on a mismatch. ``prepare(args,
@@ -162,7 +162,7 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, 
     # ValueError too, as jax.jit does; a __hash__ that raises is raised as it is (uncomparable tells them apart).
     found = [*key_lines, f"key = {key_expr}", "try:", "    fn = lookup(key)", "except Exception as err:",
              "    raise uncomparable(key, args, kwargs, err)", "next_call()"]
-    body = [*found, "if fn is None:", *_indent(_miss_lines("missed(key, args, kwargs)")),
+    body = [*found, "if fn is None:", *_indent(_miss_lines("begin(key, args, kwargs)")),
             "try:", "    if len(cache) > 1:", "        touch(key)", f"    return fn({call})",
             "except TypeError as err:", "    raise dynamic_error(args, kwargs, err)",
             "except BaseException:", "    failed(args, kwargs)", "    raise"]
@@ -172,7 +172,7 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, 
     # The frame a user calls drops jaxstatic's frames from a failure's traceback (_traceback.hide).
     lines = ["def key(args, kwargs):", *_indent([*key_lines, f"return {key_expr}"]), "",
              "def dispatch(args, kwargs):", *_indent([*reroute, *body]), "",
-             "def prepare(args, kwargs):", *_indent([*found, "return missed(key, args, kwargs)"]), "",
+             "def prepare(args, kwargs):", *_indent([*found, "return begin(key, args, kwargs)"]), "",
              "def entry(self, /, *args, **kwargs):",
              *_indent(["try:", *_indent([f"if {other}:", "    return route(args, kwargs)(args, kwargs)", *body]),
                        "except BaseException as err:", "    hide(err)", "    raise"])]

@@ -233,7 +233,7 @@ class Core:
             "lookup": cache.get,
             "touch": touch,
             "next_call": self._stats.calls.__next__,
-            "missed": functools.partial(_miss.begin, self, plan),
+            "begin": functools.partial(_miss.begin, self, plan),
             "key_pair": self._key_pair(plan), "remembered": self._memo.remembered,
             "dynamic_error": functools.partial(self._failed_dynamic, plan),
             "failed": functools.partial(self._failed, plan),

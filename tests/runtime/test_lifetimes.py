@@ -60,7 +60,7 @@ def test_the_source_of_a_live_function_stays_readable(hit_path: str) -> None:
     f(jnp.ones(2), 0.5)
     gc.collect()
     lines = [line for name in _generated() for line in linecache.getlines(name)]
-    assert any("missed(key, args, kwargs)" in line for line in lines)
+    assert any("begin(key, args, kwargs)" in line for line in lines)
     assert f.trace_count == 2
 
 
