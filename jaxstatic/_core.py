@@ -51,29 +51,34 @@ class Core:
         return self._new_plan_and_code(args, kwargs) if found is None else found
 
     def _new_plan_and_code(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Generated]:
-        """A call shape seen for the first time: its plan (``Plan.bind``) and generated code (``_codegen``), whose
-        dispatcher later calls of the shape go to (``_route``). The first call of all also decides whether the
-        function takes the exact-key lane (``_install_lane``); the first positional shape, off the lane, becomes the
-        function's own ``__call__`` (``_specialize``), its hit in C where the extension is built
-        (``_c_hits.shape_call``)."""
+        """A call shape seen for the first time: its plan (``Plan.bind``) and generated code (``_codegen``), kept,
+        and the ways later calls reach it installed (``_install_shape``). The first call of all also decides
+        whether the function takes the exact-key lane (``_install_lane``)."""
         plan = Plan.bind(self._transform._layout(), len(args), tuple(kwargs), self._variants)
         if not self._lane_checked:
             self._install_lane()
-        entry = self._lane is None and not kwargs and not any(isinstance(k, int) for k in self._shapes)
+        first_positional = not kwargs and not any(isinstance(k, int) for k in self._shapes)
         namespace = self._namespace(plan)
         code = _codegen.generate(plan, namespace, self._name)
         found = self._shapes[(len(args), *kwargs) if kwargs else len(args)] = (plan, code)
-        if entry:
-            self._specialize(_c_hits.shape_call(self, plan, code["entry"], namespace))
-        self._route(args, kwargs, code["dispatch"])
+        self._install_shape(plan, code, namespace, entry=first_positional and self._lane is None)
         return found
 
-    def _route(self, args: tuple[Any, ...], kwargs: dict[str, Any], dispatch: Dispatch) -> None:
-        """Later calls of this shape go to ``dispatch``, and to a hit in C of its own (``_c_hits.keyword_calls``)."""
-        if kwargs:
-            self._by_keywords[tuple(kwargs)] = dispatch
+    def _install_shape(self, plan: Plan, code: Generated, namespace: dict[str, Any], entry: bool) -> None:
+        """Where later calls of a new shape go: its dispatcher (``_route``); with ``entry`` (the first positional
+        shape, off the lane), the function's own ``__call__`` becomes the shape's (``_specialize``), its hit in C
+        where the extension is built (``_c_hits.shape_call``)."""
+        if entry:
+            self._specialize(_c_hits.shape_call(self, plan, code["entry"], namespace))
+        self._route(plan, code["dispatch"])
+
+    def _route(self, plan: Plan, dispatch: Dispatch) -> None:
+        """Later calls of ``plan``'s shape go to ``dispatch`` (calls by keyword: those with its keywords), and to a
+        hit in C of its own (``_c_hits.keyword_calls``)."""
+        if plan.kwnames:
+            self._by_keywords[plan.kwnames] = dispatch
         else:
-            self._by_nargs[len(args)] = dispatch
+            self._by_nargs[plan.nargs] = dispatch
         _c_hits.keyword_calls(self)
 
     def _with_program(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Any, Any]:
@@ -243,9 +248,9 @@ class Core:
 
     def _reroute(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Keyword names seen before with another number of positionals: point those names at this shape."""
-        dispatch = self._plan_and_code(args, kwargs)[1]["dispatch"]
-        self._route(args, kwargs, dispatch)
-        return dispatch(args, kwargs)
+        plan, code = self._plan_and_code(args, kwargs)
+        self._route(plan, code["dispatch"])
+        return code["dispatch"](args, kwargs)
 
     def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self._plan_and_code(args, kwargs)[1]["key"](args, kwargs)
