@@ -101,8 +101,8 @@ def _ideas() -> tuple[int, list[str], str]:
     """The bird's-eye table of ARCHITECTURE.md: how many ideas the prose says, each row's "where" cell, and the
     list of modules met on the way that a first read may skip."""
     text = (ROOT / "ARCHITECTURE.md").read_text()
-    said = re.search(r"To follow one call a reader holds (\w+) ideas", text)
-    assert said is not None, "ARCHITECTURE.md no longer says how many ideas a reader holds"
+    said = re.search(r"The map follows one call in (\w+) ideas", text)
+    assert said is not None, "ARCHITECTURE.md no longer says in how many ideas it follows a call"
     table = text[text.index("| idea | hit | where |"):].split("\n\n")[0]
     rows = [line.rsplit("|", 2)[1] for line in table.splitlines()[2:]]
     skippable = text[text.index("Met on the way and skippable"):].split("\n\n")[0]
