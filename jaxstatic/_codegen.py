@@ -6,8 +6,8 @@ compare faster than nested ones (measured: ~100 ns a call).
 
 For each call shape, ``generate`` writes its functions from the same lines: ``key(args, kwargs)`` (the key alone, for
 ahead-of-time objects), the dispatcher (the key, the lookup, the call), and ``prepare`` (the dispatcher up to a
-miss, for a shape's first call). Like attrs' generated methods, the source is
-compiled under a unique file name with a ``linecache`` entry, so tracebacks and pdb show the real lines.
+miss, for a shape's first call). Like attrs' generated methods, the source is compiled under a unique file name with
+a ``linecache`` entry, so tracebacks and pdb show the real lines.
 """
 
 from __future__ import annotations
@@ -141,9 +141,10 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, 
 
     ``namespace`` supplies ``cache``, ``lookup`` (its bound ``get``), ``touch``, ``begin`` (``_miss.begin``: the
     ``Miss`` of a key not cached), ``key_pair``, ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``,
-    ``failed``, ``uncomparable``, ``next_call``, ``reroute`` and ``route`` (the dispatcher of any call's shape). The dispatcher takes ``(args, kwargs)``: it
-    counts the call, builds the key, looks the program up (keeping the cache's order of use when it holds more than
-    one), and calls it with the dynamic values, or runs the miss (``_miss_lines``). A plan for keyword calls is found
+    ``failed``, ``uncomparable``, ``next_call``, ``reroute`` and ``route`` (the dispatcher of any call's shape).
+    The dispatcher takes ``(args, kwargs)``: it counts the call, builds the key, looks the program up (keeping the
+    cache's order of use when it holds more than one), and calls it with the dynamic values, or runs the miss
+    (``_miss_lines``). A plan for keyword calls is found
     by keyword names alone, so it checks the number of positionals and reroutes on a mismatch. ``prepare(args,
     kwargs)`` is the dispatcher's lines up to the miss, returning the ``Miss`` (a key cached runs as a hit does):
     for a caller that runs it in its own frame, a shape's first call (``Core._prepare_call``).

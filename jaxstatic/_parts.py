@@ -28,7 +28,8 @@ Dispatch = Callable[[tuple[Any, ...], dict[str, Any]], Any]
 """The dispatcher of one call shape: ``dispatch(args, kwargs)`` (``_codegen.generate``)."""
 
 Generated = dict[str, Callable[..., Any]]
-"""The generated functions of one call shape, by name (``_codegen.generate``: ``key``, ``dispatch``, ``prepare``, ``entry``)."""
+"""The generated functions of one call shape, by name (``_codegen.generate``: ``key``, ``dispatch``, ``prepare``,
+``entry``)."""
 
 EVICTED = "its compiled program had been evicted to keep at most cache_size={} programs"
 EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they cause (hashes keep no value alive)
@@ -41,9 +42,8 @@ class KeyState:
     the thread tracing it (``thread``), which other threads with an equal key wait for (``event``), whether the
     exact-key lane serves it (``by_lane``), the program to cache once it has run (``program``) and, for a transform
     that counts its builds, the build being counted (``build_record``, ``_miss.build``); ``_miss.finish`` drops
-    those two. From then on, as its
-    program's body reads it: the caller's own static values while the caller traces it (``hand``, ``statics``: per
-    thread, never through JAX), and whether a trace of the body ended (``traced``)."""
+    those two. From then on, as its program's body reads it: the caller's own static values while the caller traces
+    it (``hand``, ``statics``: per thread, never through JAX), and whether a trace of the body ended (``traced``)."""
 
     __slots__ = ("build_record", "by_lane", "event", "key", "local", "program", "thread", "traced")
 
@@ -82,7 +82,8 @@ class KeyState:
 class Programs:
     """A function's compiled programs, one per static key, least recently used first, at most ``cache_size``
     (``insert`` evicts past it and keeps the evicted key's hash, to explain the retrace it causes). Beside them,
-    each key's ``KeyState``, and the states of the keys being traced for the first time (``inflight``, ``_miss.claim``).
+    each key's ``KeyState``, and the states of the keys being traced for the first time (``inflight``,
+    ``_miss.claim``).
 
     ``lock`` guards the bookkeeping only, never held while tracing or compiling. Reentrant, because a key's own
     ``__hash__``/``__eq__`` (or a finalizer) runs under it when the cache is looked up, and may call this very
