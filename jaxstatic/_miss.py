@@ -3,22 +3,22 @@ program cached. In the order a miss meets them:
 
 1. ``begin``: the static values are checked against their ``Static[T]`` (``_typecheck``: on a miss, never on a
    hit). Under ``jax.disable_jit()`` a jit runs the function as plain Python instead (nothing cached).
-2. ``claim``: the key's new state (``_parts.KeyState``) becomes its in-flight entry (``Programs.inflight``), with
-   the in-flight wait beside it: a program cached meanwhile runs as a hit does; this thread's own in flight runs
-   nested (a recursive call); another thread's is waited for. Equal keys trace once, other keys in parallel, with
-   no function-wide lock. The key's state holds everything the miss that claimed it needs from here to ``finish``.
-3. ``build``: the transform's JAX program (``StaticFunction._build``, e.g. ``jax.jit``) over the body JAX traces
-   (``_body.traced_body``), or the exact-key lane's program where the lane serves the key (``_lane``).
+2. ``Miss.claim``: the miss becomes its key's in-flight entry (``Programs.inflight``), with the in-flight wait
+   beside it: a program cached meanwhile runs as a hit does; this thread's own in flight runs nested (a recursive
+   call); another thread's is waited for. Equal keys trace once, other keys in parallel, with no function-wide lock.
+3. ``Miss.build``: the transform's JAX program (``StaticFunction._build``, e.g. ``jax.jit``) over the body JAX traces
+   (``_body.traced_body``), or the exact-key lane's program where the lane serves the key (``_lane``); the body
+   reads the key's static values from the key's ``_parts.KeyState``.
 4. The caller's frame calls ``miss.program(*miss.pos, **miss.kw)``: JAX traces the body, which hands the user's
    function the caller's static values and counts and explains the trace (``_stats``), then compiles it. Why the
    caller's frame: ``Miss``.
-5. ``Miss.done`` finishes it (``finish``): the program cached (``Programs.insert``), the waiting threads woken, the
+5. ``Miss.done`` finishes it (``Miss.finish``): the program cached (``Programs.insert``), the waiting threads woken, the
    build counted. ``Miss.fail`` lets go of the key and says what went wrong: a dynamic value JAX cannot trace
    (``dynamic_error``), a deleted or donated array (``_donate_errors``).
 
 Faults leave nothing behind (``failed``): a call that raises is counted once as failed, never a hit, and its static
 values are forgotten. A call whose trace ended but that JAX refused to run keeps its program, as ``jax.jit`` keeps
-its trace (``finish``).
+its trace (``Miss.finish``).
 """
 
 from __future__ import annotations
@@ -44,31 +44,41 @@ if TYPE_CHECKING:
 class Miss:
     """A call that found no program, run by the calling frame itself: ``program(*pos, **kw)``, then ``done(result)``
     (its value), or on a failure ``fail(err)`` (what to raise: ``err`` itself, or an error that names what JAX could
-    not trace).
+    not trace). Read top to bottom: ``begin`` makes it, ``claim``, ``build``, the caller's frame runs it, ``done``
+    or ``fail``, ``finish``.
+
+    The miss that claims its key (``claim``: ``claimed``) is the key's in-flight entry (``Programs.inflight``) until
+    it finishes: the thread tracing it (``thread``), which other threads with an equal key wait for (``event``),
+    whether the exact-key lane serves the key (``by_lane``), the program to cache once it has run (``made``) and, for a
+    transform that counts its builds, the build being counted (``build_record``). ``state`` is the key's
+    ``KeyState``, which the body of its program reads the caller's static values from. A miss that finds a program
+    after all (cached meanwhile by another thread or call shape, or its own key in flight in this thread) runs that
+    program, as a hit does, and has nothing to finish; so does a miss without a ``core``, a plain call (the lane's own
+    call made again).
 
     Why the caller's frame runs it: each frame between a call and the body JAX traces is one frame less that nested
     jitted functions can recurse (JAX's recursion limit is Python's), so the dispatcher (``_codegen``), the first
     call of a shape (``StaticFunction.__call__``) and the lane's ``__call__`` each call the program in their own
-    frame, and a miss is claimed before it (``begin``) and finished after it (``done``, ``fail``), never around it.
+    frame, and a miss is claimed before it (``begin``) and finished after it (``done``, ``fail``), never around it."""
 
-    ``claimed`` is the key's state (``KeyState``) when this miss claimed the key (``claim``), to build its program
-    and finish it. A miss that finds a program after all (cached meanwhile by another thread or call shape, or its
-    own key in flight in this thread) runs that program, as a hit does, and has nothing to finish; so does a miss
-    without a ``core``, a plain call (the lane's own call made again)."""
-
-    __slots__ = ("args", "claimed", "core", "handed", "key", "kw", "kwargs", "outer", "plan", "pos", "program",
-                 "traces")
+    __slots__ = ("args", "build_record", "by_lane", "claimed", "core", "event", "key", "kw", "kwargs", "made", "outer",
+                 "plan", "pos", "program", "state", "thread", "traces")
     program: Callable[..., Any]  # set by ``set_up``: what the caller's frame calls, with ``pos`` and ``kw``
     pos: Any
     kw: Any
     outer: Any  # the statics handed to the body before this call's, given back when it ends
+    thread: int  # set by ``claim``, as the rest of the in-flight entry
+    event: threading.Event
+    by_lane: bool
 
     def __init__(self, core: Owner | None, plan: Plan | None, key: Any, args: tuple[Any, ...],
                  kwargs: dict[str, Any], traces: bool = True) -> None:
         self.core, self.plan, self.key, self.args, self.kwargs = core, plan, key, args, kwargs
         self.traces = traces  # a failure may be a dynamic value JAX cannot trace (not so for an eager call)
-        self.claimed: KeyState | None = None  # set by ``claim``: this miss traces the key
-        self.handed: KeyState | None = None  # the key state this call hands its static values to the body through
+        self.claimed = False
+        self.state: KeyState | None = None  # the key state this call hands its static values to the body through
+        self.made: Any = None
+        self.build_record: tuple[Any, Any] | None = None
 
     @classmethod
     def plain(cls, program: Callable[..., Any], pos: tuple[Any, ...], kw: dict[str, Any]) -> Miss:
@@ -81,17 +91,68 @@ class Miss:
         equal values rebuilt from the key, as a hit does)."""
         self.program, self.pos, self.kw = program, pos, kw
         if state is not None and self.plan is not None:
-            self.handed, self.outer = state, state.hand(self.plan.static_values(self.args, self.kwargs))
+            self.state, self.outer = state, state.hand(self.plan.static_values(self.args, self.kwargs))
         return self
+
+    # -- 2. claim, and the in-flight wait -----------------------------------------------------------------------
+
+    def claim(self, core: Owner) -> bool:
+        """True: this miss claimed its key and is now the key's in-flight entry, for this thread to build and trace.
+        False: it is set up to run a program found: one cached (meanwhile, or by another call shape), run as a hit
+        does; this thread's own, being traced, run with its key state (a recursive call: JAX traces the new shapes
+        nested); or, after waiting while another thread traced the key, the one it cached."""
+        programs, plan, key, args, kwargs = core._programs, self._plan(), self.key, self.args, self.kwargs
+        me = threading.get_ident()
+        while True:
+            with programs.lock:
+                program = programs.cache.get(key)
+                flight = programs.inflight.get(key) if program is None else None
+                if program is None and flight is None:
+                    lane = _lane_of(core)  # asked under the lock: another thread may install the lane meanwhile
+                    self.by_lane = lane is not None and lane.serves(plan, key)
+                    self.claimed, self.thread, self.event = True, me, threading.Event()
+                    programs.inflight[key] = self
+                    return True
+            if program is not None:
+                self.set_up(program, *plan.dynamic_values(args, kwargs))
+                return False
+            assert flight is not None
+            if flight.thread == me:
+                self.set_up(flight.made, *plan.dynamic_values(args, kwargs), state=flight.state)
+                return False
+            flight.event.wait()
+
+    # -- 3. build -----------------------------------------------------------------------------------------------
+
+    def build(self, core: Owner) -> None:
+        """The program of the key this miss claimed, set up to run with the caller's static values: the lane's,
+        where the lane serves the key, else the transform's (which may raise: a call it refuses, as grad of a missing
+        argument; the key is then let go of). JAX traces and compiles it when the caller's frame first calls it."""
+        plan, key, args, kwargs = self._plan(), self.key, self.args, self.kwargs
+        state = self.state = KeyState(key)
+        try:
+            self.build_record = _count_build(core, plan, key)
+            lane = _lane_of(core)
+            if self.by_lane and lane is not None:  # the lane's program, with its arguments
+                self.made = lane.adapter(plan, key)
+                self.set_up(lane.program, *lane.arguments(plan, key, args, kwargs), state=state)
+            else:
+                self.made = transform_program(core, plan, state)
+                self.set_up(self.made, *plan.dynamic_values(args, kwargs), state=state)
+        except BaseException:
+            self.finish(core, ok=False)  # claimed, never run: let go of, for the threads waiting on it
+            raise
+
+    # -- 4. run by the caller's frame, then done or failed ------------------------------------------------------
 
     def done(self, result: Any) -> Any:
         """The program returned ``result``: a program traced is cached (``finish``)."""
-        if self.handed is not None:
-            self.handed.take_back(self.outer)
+        if self.state is not None:
+            self.state.take_back(self.outer)
         core = self.core
-        if self.claimed is not None and core is not None:
+        if self.claimed and core is not None:
             try:
-                finish(core, self.claimed, ok=True)
+                self.finish(core, ok=True)
             except BaseException:
                 failed(core, self._plan(), self.args, self.kwargs, ran=True)
                 raise
@@ -105,16 +166,35 @@ class Miss:
             return err
         try:
             try:
-                if self.handed is not None:
-                    self.handed.take_back(self.outer)
+                if self.state is not None:
+                    self.state.take_back(self.outer)
                 if self.traces and isinstance(err, TypeError):
                     err = dynamic_error(core, self._plan(), self.args, self.kwargs, err)
             finally:
-                if self.claimed is not None:
-                    finish(core, self.claimed, ok=False)
+                if self.claimed:
+                    self.finish(core, ok=False)
         finally:
             failed(core, self._plan(), self.args, self.kwargs)
         return err
+
+    # -- 5. finish ----------------------------------------------------------------------------------------------
+
+    def finish(self, core: Owner, ok: bool) -> None:
+        """This miss, which claimed its key, ends (``done``, ``fail``, a failed ``build``): the in-flight entry gone
+        and the threads waiting on it woken; a program that traced is cached, with the key's state; where a jit
+        above counts the traces (vmap, grad), its build is counted."""
+        programs, key, state = core._programs, self.key, self.state
+        assert state is not None  # made by ``build``, which the miss that claims a key runs at once
+        with programs.lock:
+            programs.inflight.pop(key, None)
+            # A call refused after its body traced (JAX refused to run it: a buffer donated twice, a deleted one)
+            # keeps its program, as jax.jit keeps its trace: JAX's own caches decide what a retry traces again.
+            evicted = programs.insert(key, self.made, state) if ok or state.traced else []
+        build, self.made, self.build_record = self.build_record, None, None
+        self.event.set()
+        let_go(evicted)
+        if ok and build is not None:
+            core._stats.end_build(*build)
 
     def _plan(self) -> Plan:
         assert self.plan is not None  # every miss with a core has its call's plan
@@ -124,9 +204,8 @@ class Miss:
 # -- 1. begin --------------------------------------------------------------------------------------------------
 
 def begin(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Miss:
-    """A key not in the cache: the ``Miss`` the caller's own frame runs, claimed (``claim``) and built (``build``).
-    A call that raises on the way (in the type check, the transform, the trace) is counted once as failed, never a
-    hit."""
+    """A key not in the cache: the ``Miss`` the caller's own frame runs, claimed and built. A call that raises on the
+    way (in the type check, the transform, the trace) is counted once as failed, never a hit."""
     try:
         lane = _lane_of(core)
         if lane is None or not lane.serves(plan, key):  # the lane's body checks its own
@@ -137,62 +216,11 @@ def begin(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict
             return Miss(core, plan, key, args, kwargs, traces=False).set_up(
                 functools.partial(core._stats.run_eagerly, core._transform._fn), (args, kwargs), {})
         miss = Miss(core, plan, key, args, kwargs)
-        if claim(core, miss):  # this miss traces the key
-            build(core, miss)
+        if miss.claim(core):  # this miss traces the key
+            miss.build(core)
         return miss
     except BaseException:
         failed(core, plan, args, kwargs)
-        raise
-
-
-# -- 2. claim, and the in-flight wait ---------------------------------------------------------------------------
-
-def claim(core: Owner, miss: Miss) -> bool:
-    """True: ``miss`` claimed its key, whose new ``KeyState`` (``miss.claimed``) is now the key's in-flight entry,
-    for this thread to build and trace. False: ``miss`` is set up to run a program found: one cached (meanwhile, or
-    by another call shape), run as a hit does; this thread's own, being traced, run with its key state (a recursive
-    call: JAX traces the new shapes nested); or, after waiting while another thread traced the key, the one it
-    cached."""
-    programs, plan, key, args, kwargs = core._programs, miss._plan(), miss.key, miss.args, miss.kwargs
-    me = threading.get_ident()
-    while True:
-        with programs.lock:
-            program = programs.cache.get(key)
-            flight = programs.inflight.get(key) if program is None else None
-            if program is None and flight is None:
-                lane = _lane_of(core)  # asked under the lock: another thread may install the lane meanwhile
-                state = miss.claimed = programs.inflight[key] = KeyState(key, me)
-                state.by_lane = lane is not None and lane.serves(plan, key)
-                return True
-        if program is not None:
-            miss.set_up(program, *plan.dynamic_values(args, kwargs))
-            return False
-        assert flight is not None
-        if flight.thread == me:
-            miss.set_up(flight.program, *plan.dynamic_values(args, kwargs), state=flight)
-            return False
-        flight.event.wait()
-
-
-# -- 3. build ---------------------------------------------------------------------------------------------------
-
-def build(core: Owner, miss: Miss) -> None:
-    """The program of the key ``miss`` claimed, set up to run with the caller's static values: the lane's, where
-    the lane serves the key, else the transform's (which may raise: a call it refuses, as grad of a missing
-    argument; the key is then let go of). JAX traces and compiles it when the caller's frame first calls it."""
-    plan, key, args, kwargs, state = miss._plan(), miss.key, miss.args, miss.kwargs, miss.claimed
-    assert state is not None
-    try:
-        state.build_record = _count_build(core, plan, key)
-        lane = _lane_of(core)
-        if state.by_lane and lane is not None:  # the lane's program, with its arguments
-            state.program = lane.adapter(plan, key)
-            miss.set_up(lane.program, *lane.arguments(plan, key, args, kwargs), state=state)
-        else:
-            state.program = transform_program(core, plan, state)
-            miss.set_up(state.program, *plan.dynamic_values(args, kwargs), state=state)
-    except BaseException:
-        finish(core, state, ok=False)  # claimed, never run: let go of, for the threads waiting on it
         raise
 
 
@@ -201,26 +229,6 @@ def transform_program(core: Owner, plan: Plan, state: KeyState) -> Callable[...,
     (``_body``)."""
     body = traced_body(core._transform, core._stats, core._programs.why_again, plan, state)
     return core._transform._build(plan, body, state)
-
-
-# -- 5. finish --------------------------------------------------------------------------------------------------
-
-def finish(core: Owner, state: KeyState, ok: bool) -> None:
-    """A miss that claimed the key of ``state`` ends (``Miss.done``, ``Miss.fail``, a failed ``build``): the
-    in-flight entry gone and the threads waiting on it woken; a program that traced is cached; where a jit above
-    counts the traces (vmap, grad), its build is counted."""
-    programs, key = core._programs, state.key
-    with programs.lock:
-        programs.inflight.pop(key, None)
-        # A call refused after its body traced (JAX refused to run it: a buffer donated twice, a deleted one)
-        # keeps its program, as jax.jit keeps its trace: JAX's own caches decide what a retry traces again.
-        evicted = programs.insert(key, state.program, state) if ok or state.traced else []
-    # the program keeps its body, which keeps this state: held here, the pair would wait for a collection
-    build, state.program, state.build_record = state.build_record, None, None
-    state.event.set()
-    let_go(evicted)
-    if ok and build is not None:
-        core._stats.end_build(*build)
 
 
 def _count_build(core: Owner, plan: Plan, key: Any) -> tuple[_explain.Signature, Any] | None:
@@ -294,5 +302,4 @@ def _lane_of(core: Owner) -> Lane | None:
     return cast("Lane | None", core._lane)
 
 
-__all__ = ["Miss", "begin", "build", "claim", "dynamic_error", "failed", "finish", "is_traceable", "transform_program",
-           "uncomparable"]
+__all__ = ["Miss", "begin", "dynamic_error", "failed", "is_traceable", "transform_program", "uncomparable"]

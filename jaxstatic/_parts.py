@@ -36,26 +36,16 @@ EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they c
 
 
 class KeyState:
-    """One static key's state, from the miss that claims it until its program is evicted.
+    """One static key's state, as the body of its program reads it, from the miss that builds the program until
+    the program is evicted: the caller's own static values while the caller's call traces it (``hand``,
+    ``statics``: per thread, never through JAX), and whether a trace of the body ended (``traced``)."""
 
-    While the first miss of the key runs, it is the key's in-flight entry (``Programs.inflight``, ``_miss.claim``):
-    the thread tracing it (``thread``), which other threads with an equal key wait for (``event``), whether the
-    exact-key lane serves it (``by_lane``), the program to cache once it has run (``program``) and, for a transform
-    that counts its builds, the build being counted (``build_record``, ``_miss.build``); ``_miss.finish`` drops
-    those two. From then on, as its program's body reads it: the caller's own static values while the caller traces
-    it (``hand``, ``statics``: per thread, never through JAX), and whether a trace of the body ended (``traced``)."""
+    __slots__ = ("key", "local", "traced")
 
-    __slots__ = ("build_record", "by_lane", "event", "key", "local", "program", "thread", "traced")
-
-    def __init__(self, key: Any, thread: int = 0) -> None:
+    def __init__(self, key: Any) -> None:
         self.key = key
         self.local = threading.local()
         self.traced = False  # the body returned from a counted trace: the program is JAX's to keep, whatever follows
-        self.thread = thread
-        self.event = threading.Event()  # set when the miss that claimed the key ends
-        self.by_lane = False
-        self.program: Any = None
-        self.build_record: tuple[Any, Any] | None = None
 
     def hand(self, statics: dict[str, Any]) -> Any:
         """Hand the caller's own static values to the body while this thread's call traces it (``statics``);
@@ -82,8 +72,7 @@ class KeyState:
 class Programs:
     """A function's compiled programs, one per static key, least recently used first, at most ``cache_size``
     (``insert`` evicts past it and keeps the evicted key's hash, to explain the retrace it causes). Beside them,
-    each key's ``KeyState``, and the states of the keys being traced for the first time (``inflight``,
-    ``_miss.claim``).
+    each key's ``KeyState``, and the misses tracing a key for the first time (``inflight``, ``_miss.Miss.claim``).
 
     ``lock`` guards the bookkeeping only, never held while tracing or compiling. Reentrant, because a key's own
     ``__hash__``/``__eq__`` (or a finalizer) runs under it when the cache is looked up, and may call this very
@@ -96,7 +85,7 @@ class Programs:
         self.cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()  # program by key, oldest first
         stats.currsize = self.cache.__len__
         self.states: dict[Any, KeyState] = {}
-        self.inflight: dict[Any, KeyState] = {}  # by key: the state of a key being traced (``_miss.claim``)
+        self.inflight: dict[Any, Any] = {}  # by key: the ``_miss.Miss`` tracing it (``Miss.claim``)
         self.evicted: collections.deque[int] = collections.deque(maxlen=EVICTED_MEMORY)
         self.lock = threading.RLock()
 
