@@ -5,8 +5,8 @@ Cache keys are flat: ``(vid, type0, value0, type1, value1, ...)``, one pair per 
 compare faster than nested ones (measured: ~100 ns a call).
 
 For each call shape, ``generate`` writes its functions from the same lines: ``key(args, kwargs)`` (the key alone, for
-ahead-of-time objects), the dispatcher (the key, the lookup, the call), and ``prepare`` (the dispatcher up to a
-miss, for a shape's first call). Like attrs' generated methods, the source is compiled under a unique file name with
+ahead-of-time objects), the dispatcher (the key, the lookup, the call), and ``key_then_begin`` (the dispatcher up
+to a miss, for a shape's first call). Like attrs' generated methods, the source is compiled under a unique file name with
 a ``linecache`` entry, so tracebacks and pdb show the real lines.
 """
 
@@ -137,7 +137,7 @@ def _miss_lines(miss: str, p: str = "") -> list[str]:
 
 
 def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, Callable[..., Any]]:
-    """``{"key": key, "dispatch": dispatch, "prepare": prepare, "entry": entry}`` for one call shape.
+    """``{"key": key, "dispatch": dispatch, "key_then_begin": key_then_begin, "entry": entry}`` for one call shape.
 
     ``namespace`` supplies ``cache``, ``lookup`` (its bound ``get``), ``touch``, ``begin`` (``_miss.begin``: the
     ``Miss`` of a key not cached), ``key_pair``, ``remembered`` (``IdentityMemo.remembered``), ``dynamic_error``,
@@ -145,9 +145,9 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, 
     The dispatcher takes ``(args, kwargs)``: it counts the call, builds the key, looks the program up (keeping the
     cache's order of use when it holds more than one), and calls it with the dynamic values, or runs the miss
     (``_miss_lines``). A plan for keyword calls is found
-    by keyword names alone, so it checks the number of positionals and reroutes on a mismatch. ``prepare(args,
+    by keyword names alone, so it checks the number of positionals and reroutes on a mismatch. ``key_then_begin(args,
     kwargs)`` is the dispatcher's lines up to the miss, returning the ``Miss`` (a key cached runs as a hit does):
-    for a caller that runs it in its own frame, a shape's first call (``Core._prepare_call``).
+    for a caller that runs it in its own frame, a shape's first call (``Core._first_call``).
     ``entry(self, *args, **kwargs)`` does the same as a ``__call__`` for calls of this shape, and hands any other
     shape to that shape's dispatcher: the first positional shape's is the function's own ``__call__`` (one Python
     frame per call instead of two: about 150 ns of the ~400 ns jaxstatic adds to a call), and each shape's is what
@@ -173,13 +173,13 @@ def generate(plan: Plan, namespace: dict[str, Any], function: str) -> dict[str, 
     # The frame a user calls drops jaxstatic's frames from a failure's traceback (_traceback.hide).
     lines = ["def key(args, kwargs):", *_indent([*key_lines, f"return {key_expr}"]), "",
              "def dispatch(args, kwargs):", *_indent([*reroute, *body]), "",
-             "def prepare(args, kwargs):", *_indent([*found, "return begin(key, args, kwargs)"]), "",
+             "def key_then_begin(args, kwargs):", *_indent([*found, "return begin(key, args, kwargs)"]), "",
              "def entry(self, /, *args, **kwargs):",
              *_indent(["try:", *_indent([f"if {other}:", "    return route(args, kwargs)(args, kwargs)", *body]),
                        "except BaseException as err:", "    hide(err)", "    raise"])]
     shape = ", ".join([f"{plan.nargs} positional", *plan.kwnames])
     _compile("\n".join(lines) + "\n", ns, f"dispatch of {function}({shape})", "key")
-    return {name: ns[name] for name in ("key", "dispatch", "prepare", "entry")}
+    return {name: ns[name] for name in ("key", "dispatch", "key_then_begin", "entry")}
 
 
 def generate_lane(layout: Layout, namespace: dict[str, Any], function: str) -> Callable[..., Any]:

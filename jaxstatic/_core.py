@@ -169,12 +169,12 @@ class Core:
         """Any call: the dispatcher of its shape (``_dispatcher``), run."""
         return self._dispatcher(args, kwargs)(args, kwargs)
 
-    def _prepare_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _miss.Miss:
+    def _first_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _miss.Miss:
         """A call its caller runs in its own frame as a ``_miss.Miss`` (``Miss`` says why): the first call of a shape,
-        and the first the lane hands the general path. Its shape's generated ``prepare``, the dispatcher's own lines
-        up to a miss: the key looked up (one cached by another shape runs as a hit does), the call counted, the miss
-        begun."""
-        miss: _miss.Miss = self._plan_and_code(args, kwargs)[1]["prepare"](args, kwargs)
+        and the first the lane hands the general path. Its shape's generated ``key_then_begin``, the dispatcher's own
+        lines up to a miss: the key looked up (one cached by another shape runs as a hit does), the call counted, the
+        miss begun."""
+        miss: _miss.Miss = self._plan_and_code(args, kwargs)[1]["key_then_begin"](args, kwargs)
         return miss
 
     def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], ran: bool = False) -> None:

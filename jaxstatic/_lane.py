@@ -164,7 +164,7 @@ class Lane:
         """A static value the lane has not taken yet, as a call for the lane's ``__call__`` to run (a ``_miss.Miss``): a
         module-level function or class is kept, and the call taken; any other from now on makes the general path's
         dispatcher ``__call__`` (the lane's frame would only add to every such call), this call goes the general
-        path (``Core._prepare_call``), and keys the lane has seen stay the lane's (``adapter``)."""
+        path (``Core._first_call``), and keys the lane has seen stay the lane's (``adapter``)."""
         values = dict(zip(self.positional, pos), **kwonly)
         if not self.switched and all(self.admits(values[name]) for name in self.statics):
             return self.plain(functools.partial(self.entry, fn), pos, kwonly)
@@ -179,7 +179,7 @@ class Lane:
                 owner = self.owner
                 owner._specialize(_c_hits.shape_call(owner, plan, code["entry"], owner._namespace(plan)))
             _c_hits.keyword_calls(self.owner)  # the shapes met so far: hits in C of their own
-        return self.owner._prepare_call(*self.canonical(pos, kwonly, ()))
+        return self.owner._first_call(*self.canonical(pos, kwonly, ()))
 
     # -- keys the general path meets -------------------------------------------------------------------------
 

@@ -85,13 +85,13 @@ class Miss:
         """A call with nothing to finish: the lane's own call made again (``Lane.switch``)."""
         return cls(None, None, None, pos, kw).set_up(program, pos, kw)
 
-    def set_up(self, program: Callable[..., Any], pos: Any, kw: Any, state: KeyState | None = None) -> Miss:
-        """The program this call runs, with these values; with ``state``, the caller's own static values are handed
-        to the body it traces until the call ends (none: a program cached, which a retrace for new shapes hands
-        equal values rebuilt from the key, as a hit does)."""
+    def set_up(self, program: Callable[..., Any], pos: Any, kw: Any, hand_to: KeyState | None = None) -> Miss:
+        """The program this call runs, with these values; with ``hand_to``, the caller's own static values are
+        handed to the body it traces until the call ends (``KeyState.hand``; none: a program cached, which a retrace
+        for new shapes hands equal values rebuilt from the key, as a hit does)."""
         self.program, self.pos, self.kw = program, pos, kw
-        if state is not None and self.plan is not None:
-            self.state, self.outer = state, state.hand(self.plan.static_values(self.args, self.kwargs))
+        if hand_to is not None and self.plan is not None:
+            self.state, self.outer = hand_to, hand_to.hand(self.plan.static_values(self.args, self.kwargs))
         return self
 
     # -- 2. claim, and the in-flight wait -----------------------------------------------------------------------
@@ -118,7 +118,7 @@ class Miss:
                 return False
             assert flight is not None
             if flight.thread == me:
-                self.set_up(flight.made, *plan.dynamic_values(args, kwargs), state=flight.state)
+                self.set_up(flight.made, *plan.dynamic_values(args, kwargs), hand_to=flight.state)
                 return False
             flight.event.wait()
 
@@ -135,10 +135,10 @@ class Miss:
             lane = _lane_of(core)
             if self.by_lane and lane is not None:  # the lane's program, with its arguments
                 self.made = lane.adapter(plan, key)
-                self.set_up(lane.program, *lane.arguments(plan, key, args, kwargs), state=state)
+                self.set_up(lane.program, *lane.arguments(plan, key, args, kwargs), hand_to=state)
             else:
                 self.made = transform_program(core, plan, state)
-                self.set_up(self.made, *plan.dynamic_values(args, kwargs), state=state)
+                self.set_up(self.made, *plan.dynamic_values(args, kwargs), hand_to=state)
         except BaseException:
             self.finish(core, ok=False)  # claimed, never run: let go of, for the threads waiting on it
             raise

@@ -28,8 +28,8 @@ Dispatch = Callable[[tuple[Any, ...], dict[str, Any]], Any]
 """The dispatcher of one call shape: ``dispatch(args, kwargs)`` (``_codegen.generate``)."""
 
 Generated = dict[str, Callable[..., Any]]
-"""The generated functions of one call shape, by name (``_codegen.generate``: ``key``, ``dispatch``, ``prepare``,
-``entry``)."""
+"""The generated functions of one call shape, by name (``_codegen.generate``: ``key``, ``dispatch``,
+``key_then_begin``, ``entry``)."""
 
 EVICTED = "its compiled program had been evicted to keep at most cache_size={} programs"
 EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they cause (hashes keep no value alive)
@@ -37,8 +37,14 @@ EVICTED_MEMORY = 1024  # hashes of evicted keys kept, to explain retraces they c
 
 class KeyState:
     """One static key's state, as the body of its program reads it, from the miss that builds the program until
-    the program is evicted: the caller's own static values while the caller's call traces it (``hand``,
-    ``statics``: per thread, never through JAX), and whether a trace of the body ended (``traced``)."""
+    the program is evicted: the caller's own static values while the caller's call traces it (per thread, never
+    through JAX), and whether a trace of the body ended (``traced``).
+
+    The hand-over, in the order it runs: the miss hands the caller's values over when it sets its call up
+    (``_miss.Miss.set_up`` calls ``hand``); the caller's frame calls the program, and JAX traces the body, which
+    reads them (``statics``, in ``_body.traced_body``); the call ends and the values handed before it are given back
+    (``Miss.done`` or ``Miss.fail`` call ``take_back``). A trace with nothing handed (a hit whose new shapes JAX
+    traces again) reads values equal to the caller's, rebuilt from the key."""
 
     __slots__ = ("key", "local", "traced")
 
@@ -192,7 +198,7 @@ class Owner(Protocol):
     def _head(self) -> Any: ...
     def _specialize(self, entry: Callable[..., Any]) -> None: ...
     def _unspecialize(self) -> None: ...
-    def _prepare_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
+    def _first_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
     def _failed(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any], ran: bool = False) -> None: ...
     def _failed_dynamic(self, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any],
                         err: TypeError) -> TypeError: ...

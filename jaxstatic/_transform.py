@@ -246,7 +246,7 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.FindOrM
                 return dispatch(args, kwargs)  # type: ignore[no-any-return]
             # A new call shape: its first call runs here as a ``Miss`` (the dispatcher's lines,
             # ``_codegen._miss_lines``)
-            miss = core._prepare_call(args, kwargs)
+            miss = core._first_call(args, kwargs)
             try:
                 result = miss.program(*miss.pos, **miss.kw)
             except BaseException as err:
