@@ -19,7 +19,7 @@ from typing import Any
 from . import _c_hits, _codegen, _freeze, _lane, _miss, _options, _typecheck
 from ._errors import non_static_error
 from ._memo import IdentityMemo
-from ._parts import Dispatch, Generated, KeyState, Programs, Transform, let_go
+from ._parts import Dispatch, Generated, Programs, Transform, let_go
 from ._plan import Plan
 from ._stats import TraceStats
 
@@ -82,9 +82,8 @@ class Core:
         _c_hits.keyword_calls(self)
 
     def _with_program(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Plan, Any, Any]:
-        """``program.<method>(dynamic values)`` for the program of this call's static key (made and kept if need
-        be), with the caller's own static values handed to the body while JAX traces it: ``lower``, ``trace`` and
-        ``eval_shape``."""
+        """``program.<method>(dynamic values)`` for the program of this call's static key, made and cached as a
+        call's miss makes it where none is (``_miss.ahead_of_time``): ``lower``, ``trace`` and ``eval_shape``."""
         plan, code = self._plan_and_code(args, kwargs)
         key = code["key"](args, kwargs)
         # Counted as a call, as its trace (if it traces) is counted as a miss: hits are calls less misses, so an
@@ -92,26 +91,7 @@ class Core:
         next(self._stats.calls)
         if self._lane is not None and self._lane.serves_aot(plan, key):  # the lane's key: its program, traced once
             return plan, key, self._lane.aot(method, plan, args, kwargs)
-        programs = self._programs
-        with programs.lock:
-            program, state = programs.cache.get(key), programs.states.get(key)
-        made = program is None or state is None
-        if made:
-            state = KeyState(key)
-            program = _miss.transform_program(self, plan, state)
-        assert state is not None
-        pos, kw = plan.dynamic_values(args, kwargs)
-        outer = state.hand(plan.static_values(args, kwargs))
-        try:
-            result = getattr(program, method)(*pos, **kw)
-        except BaseException:
-            next(self._stats.failures)
-            raise
-        finally:
-            state.take_back(outer)
-        if made:
-            programs.add(key, program, state)
-        return plan, key, result
+        return plan, key, _miss.ahead_of_time(self, plan, key, args, kwargs, method)
 
     def _clear(self) -> None:
         """Drop every program and every static value held for them (``clear_cache()``; ``_release``)."""

@@ -98,9 +98,10 @@ class Miss:
 
     def claim(self, core: Owner) -> bool:
         """True: this miss claimed its key and is now the key's in-flight entry, for this thread to build and trace.
-        False: it is set up to run a program found: one cached (meanwhile, or by another call shape), run as a hit
-        does; this thread's own, being traced, run with its key state (a recursive call: JAX traces the new shapes
-        nested); or, after waiting while another thread traced the key, the one it cached."""
+        False: it is set up to run a program found: one cached (meanwhile, or by another call shape, or before an
+        ahead-of-time ``lower``), run as a hit does; this thread's own, being traced, run with its key state (a
+        recursive call: JAX traces the new shapes nested); or, after waiting while another thread traced the key, the
+        one it cached."""
         programs, plan, key, args, kwargs = core._programs, self._plan(), self.key, self.args, self.kwargs
         me = threading.get_ident()
         while True:
@@ -224,6 +225,30 @@ def begin(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict
         raise
 
 
+def ahead_of_time(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                  method: str) -> Any:
+    """``program.<method>(dynamic values)`` (``lower``, ``trace``, ``eval_shape``) of the key's program, claimed
+    and built where none is cached as a call's miss is (other threads wait for it; cached once it traced), with the
+    caller's own static values handed to the body while JAX traces it. Never the lane's program: a key whose
+    ahead-of-time objects the lane makes does not come here (``Lane.serves_aot``)."""
+    miss = Miss(core, plan, key, args, kwargs)
+    if miss.claim(core):
+        miss.by_lane = False  # the lane's program takes its arguments its own way, not as ``_aot`` lays them out
+        miss.build(core)
+    elif miss.state is None:  # a program cached: JAX may trace it again for these shapes, with the caller's values
+        with core._programs.lock:
+            state = core._programs.states.get(key)
+        miss.set_up(miss.program, miss.pos, miss.kw, hand_to=state)
+    try:
+        result = getattr(miss.program, method)(*miss.pos, **miss.kw)
+    except BaseException as err:
+        raised = miss.fail(err)
+        if raised is err:
+            raise
+        raise raised from None
+    return miss.done(result)
+
+
 def transform_program(core: Owner, plan: Plan, state: KeyState) -> Callable[..., Any]:
     """The transform's program for ``state``'s key (``StaticFunction._build``), over the body JAX traces
     (``_body``)."""
@@ -302,4 +327,4 @@ def _lane_of(core: Owner) -> Lane | None:
     return cast("Lane | None", core._lane)
 
 
-__all__ = ["Miss", "begin", "dynamic_error", "failed", "is_traceable", "transform_program", "uncomparable"]
+__all__ = ["Miss", "ahead_of_time", "begin", "dynamic_error", "failed", "is_traceable", "transform_program", "uncomparable"]

@@ -109,12 +109,6 @@ class Programs:
             self.stats.evictions += 1
         return evicted
 
-    def add(self, key: Any, program: Any, state: KeyState) -> None:
-        """Add a program (``insert``) under the lock, and let go of what it evicted after."""
-        with self.lock:
-            evicted = self.insert(key, program, state)
-        let_go(evicted)
-
     def clear(self) -> list[tuple[Any, Any, Any]]:
         """Drop every program (``clear_cache()``), returned for the caller to let go of after the lock. The cache's
         entries read as the plain dict's, which hashes no key: no Python code runs, so no hit's ``move_to_end`` in

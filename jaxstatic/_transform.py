@@ -174,7 +174,9 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.FindOrM
 
     def _params(self) -> _options.ParamOptions:
         """The parameter options (static and donated names), checked against the signature once: derived from the
-        record and the signature, so kept beside the record."""
+        record and the signature, so kept beside the record. A transform whose options depend on which parameters
+        are static replaces them when the layout is read (``_resolve``: ``js.jit`` joins the ``Donate[...]`` marks
+        to ``donate_argnums``), so read them after ``_layout()`` where that matters."""
         if self._known_params is None:
             signature = self._signature()
             self._known_params = _options.resolve_param_options(
@@ -219,7 +221,9 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.FindOrM
         return False
 
     def _resolve(self, layout: Layout) -> None:
-        """Check and resolve the options that depend on which parameters are static (once)."""
+        """Check and resolve the options that depend on which parameters are static, once, when ``_layout`` reads
+        the layout; a transform may replace its parameter options here (``_known_params``, as ``js.jit`` does to
+        join the ``Donate[...]`` marks)."""
 
     def _takes_lane(self) -> bool:
         """Whether this transform has an exact-key lane (``_lane``) and its options allow it."""

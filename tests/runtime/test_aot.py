@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -127,3 +129,48 @@ def test_keywords_beside_kwargs_entries_are_laid_out_as_jax_jit_where_their_orde
     ours = export.export(js.jit(_entries))(x, b=x, a0=x, c=x)
     assert ours.in_tree == jax.tree.structure(((x, x), {"a0": x, "c": x}))
     assert ours.call(x, 10 * x, a0=x, c=x).tolist() == [0.0, 28.0, 56.0]  # b=10x
+
+
+def test_lower_while_another_thread_traces_the_key_waits_for_its_program() -> None:
+    """``lower`` of a key another thread is tracing waits for that trace and lowers the program it cached, as a
+    call would: one trace, not two."""
+    import threading
+    import time
+
+    started, release = threading.Event(), threading.Event()
+
+    @js.jit
+    def step(x: jax.Array, cfg: Static[dict[str, float]]) -> jax.Array:
+        started.set()
+        release.wait(10)
+        return x * cfg["scale"]
+
+    caller = threading.Thread(target=step, args=(jnp.ones(3), {"scale": 2.0}))
+    caller.start()
+    started.wait(10)
+    seen: list[Any] = []
+    lowering = threading.Thread(target=lambda: seen.append(step.lower(jnp.ones(3), {"scale": 2.0})))
+    lowering.start()
+    time.sleep(0.2)  # lower() now waits on the key the caller claimed
+    release.set()
+    caller.join(10)
+    lowering.join(10)
+    assert step.trace_count == 1
+    assert step.cache_info().currsize == 1
+    compiled = seen[0].compile()
+    assert compiled(jnp.ones(3), {"scale": 2.0}).tolist() == [2.0] * 3
+
+
+def test_lower_of_a_value_jax_cannot_trace_names_the_parameter_as_a_call_does() -> None:
+    @js.jit
+    def step(x: jax.Array, cfg: Static[dict[str, float]]) -> jax.Array:
+        return x * cfg["scale"]
+
+    with pytest.raises(js.NonArrayArgumentError) as lowered:
+        step.lower("ones", {"scale": 2.0})
+    with pytest.raises(js.NonArrayArgumentError) as called:
+        step("ones", {"scale": 2.0})
+    assert str(lowered.value) == str(called.value) == (
+        "step(): parameter 'x' is not Static, so its value is traced as an array, but x is a str. Mark it static "
+        "where it is declared (x: Static[...]), or pass an array.")
+    assert step.trace_count == 0
