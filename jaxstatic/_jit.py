@@ -83,7 +83,9 @@ def _check_shardings(function: str, in_shardings: Any, options: Mapping[str, Any
             dims = getattr(spec, "partitions", spec) if isinstance(spec, PartitionSpec) else ()
             if leaf is PartitionSpec.UNCONSTRAINED or PartitionSpec.UNCONSTRAINED in dims:
                 where = f" at {jax.tree_util.keystr(path)}" if path else ""
-                raise option_error(option, function, f"holds P.UNCONSTRAINED{where}, which fixes no layout",
+                # JAX's own sentence kept, so that a search for jax.jit's error finds this one
+                raise option_error(option, function, f"holds P.UNCONSTRAINED{where}: Unconstrained dims are not "
+                                   "allowed when passed to jit, as they fix no layout",
                                    "Give a Sharding, a PartitionSpec without P.UNCONSTRAINED or None there; leave a "
                                    "dimension unconstrained with jax.lax.with_sharding_constraint inside the "
                                    "function.")
