@@ -309,7 +309,9 @@ _ANNOTATED: Final = (typing.Annotated, typing_extensions.Annotated)
 def function_hints(fn: Callable[..., Any], qualname: str) -> dict[str, Any]:
     """The annotations of the function behind ``fn``, resolved; one that does not resolve is read by its outermost
     part (``read_hint``). Raises ``_Undecided`` under ``deferring()`` when an outermost name is not defined yet,
-    and ``AnnotationError`` for an annotation that is not a type at all."""
+    and ``AnnotationError`` for an annotation that is not a type at all. Each reader reads them once per function,
+    for what it alone needs: the ``Static``/``NoDiff`` parameters (``find_static_params``, for ``_plan.Layout``),
+    the ``Donate`` marks (``_donate.declared``), the ``T`` of each ``Static[T]`` (``_typecheck``)."""
     target = unwrap(fn)
     try:
         # typing_extensions' reading: Python 3.10's own wraps `n: Static[int] = None` in Optional, hiding Static

@@ -204,6 +204,10 @@ class Core:
             one.__class__ = cls
 
     def _namespace(self, plan: Plan) -> dict[str, Any]:
+        """The names the generated code of ``plan``'s shape calls (``_codegen.generate`` says what each does), bound
+        here to this core: its programs (``cache``, ``lookup``, ``touch``), its counts (``next_call``), a miss
+        (``begin``: ``_miss.begin``), the key of a static container (``key_pair``, ``remembered``: ``_freeze``
+        through the identity memo), its faults, and the dispatchers of other shapes (``reroute``, ``route``)."""
         cache = self._programs.cache
         move = cache.move_to_end
 

@@ -57,7 +57,10 @@ _T = TypeVar("_T")
 class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.FindOrMake):
     """A function transformed by jaxstatic. Call it like the function it wraps.
 
-    Made again from the same function with equal options, it is the one made before (``_shared``)."""
+    Made again from the same function with equal options, it is the one made before (``_shared``). What a user holds
+    is most often a handle (``_handle``) over the transform: an object sharing its ``__dict__`` and core and holding
+    the function, where the transform holds it weakly (``_keep`` is None), so that its ``_fn`` finds the function
+    through a live handle."""
 
     _transform_name: ClassVar[str] = "transform"
     _jaxstatic_transform_: ClassVar[bool] = True  # how _hidden tells a transform, importing nothing of this module
