@@ -6,8 +6,10 @@ compare faster than nested ones (measured: ~100 ns a call).
 
 For each call shape, ``generate`` writes its functions from the same lines: ``key(args, kwargs)`` (the key alone, for
 ahead-of-time objects), the dispatcher (the key, the lookup, the call), and ``key_then_begin`` (the dispatcher up
-to a miss, for a shape's first call). Like attrs' generated methods, the source is compiled under a unique file name with
-a ``linecache`` entry, so tracebacks and pdb show the real lines.
+to a miss, for a shape's first call). Like attrs' generated methods, the source is compiled under a unique file
+name with a ``linecache`` entry, so tracebacks and pdb show the real lines, and ``inspect.getsource`` reads them: a
+function's dispatcher of calls with ``n`` positional values is ``inspect.getsource(f._core._by_nargs[n])``. The
+names the code calls are bound by ``Core._namespace``.
 """
 
 from __future__ import annotations

@@ -252,7 +252,7 @@ class StaticFunction(_extension.Base, Generic[_P, _R], metaclass=_shared.FindOrM
             if dispatch is not None:
                 return dispatch(args, kwargs)  # type: ignore[no-any-return]
             # A new call shape: its first call runs here as a ``Miss`` (the dispatcher's lines,
-            # ``_codegen._miss_lines``)
+            # ``_codegen._miss_lines``), made by the shape's generated ``key_then_begin`` (``Core._first_call``)
             miss = core._first_call(args, kwargs)
             try:
                 result = miss.program(*miss.pos, **miss.kw)
