@@ -235,6 +235,12 @@ def ahead_of_time(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwar
     if miss.claim(core):
         miss.by_lane = False  # the lane's program takes its arguments its own way, not as ``_aot`` lays them out
         miss.build(core)
+    elif getattr(miss.program, "lane", False):
+        # the lane's program, cached for a key it serves once it handed calls on (``Lane.adapter``), is no JAX
+        # program: the transform's, made for this and not cached, lowers as the call is laid out
+        own = KeyState(key)
+        miss = Miss(core, plan, key, args, kwargs).set_up(
+            transform_program(core, plan, own), *plan.dynamic_values(args, kwargs), hand_to=own)
     elif miss.state is None:  # a program cached: JAX may trace it again for these shapes, with the caller's values
         with core._programs.lock:
             state = core._programs.states.get(key)
@@ -327,4 +333,5 @@ def _lane_of(core: Owner) -> Lane | None:
     return cast("Lane | None", core._lane)
 
 
-__all__ = ["Miss", "ahead_of_time", "begin", "dynamic_error", "failed", "is_traceable", "transform_program", "uncomparable"]
+__all__ = ["Miss", "ahead_of_time", "begin", "dynamic_error", "failed", "is_traceable", "transform_program",
+           "uncomparable"]

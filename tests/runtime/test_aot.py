@@ -174,3 +174,18 @@ def test_lower_of_a_value_jax_cannot_trace_names_the_parameter_as_a_call_does() 
         "step(): parameter 'x' is not Static, so its value is traced as an array, but x is a str. Mark it static "
         "where it is declared (x: Static[...]), or pass an array.")
     assert step.trace_count == 0
+
+
+def test_lower_of_a_key_the_lane_took_before_it_handed_calls_on() -> None:
+    """A function on the exact-key lane with a keyword-only array, given a static value the lane does not take, hands
+    its calls to the general path, which keeps the lane's program for the keys the lane took. ``lower`` of one of
+    those keys gives a program that runs as the call does."""
+    @js.jit
+    def scale(n: Static[Any], *, x: jax.Array) -> jax.Array:
+        return x * (n if isinstance(n, int) else 2)
+
+    assert scale(3, x=jnp.ones(2)).tolist() == [3.0, 3.0]
+    assert scale((1, [2]), x=jnp.ones(2)).tolist() == [2.0, 2.0]  # a list inside: not the lane's
+    assert scale(3, x=jnp.ones(2)).tolist() == [3.0, 3.0]
+    compiled = scale.lower(3, x=jnp.ones(2)).compile()
+    assert compiled(3, x=jnp.arange(2.0)).tolist() == [0.0, 3.0]
