@@ -238,6 +238,8 @@ def ahead_of_time(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwar
     elif getattr(miss.program, "lane", False):
         # the lane's program, cached for a key it serves once it handed calls on (``Lane.adapter``), is no JAX
         # program: the transform's, made for this and not cached, lowers as the call is laid out
+        if miss.state is not None:  # the lane's own key in flight in this thread: its values given back
+            miss.state.take_back(miss.outer)
         own = KeyState(key)
         miss = Miss(core, plan, key, args, kwargs).set_up(
             transform_program(core, plan, own), *plan.dynamic_values(args, kwargs), hand_to=own)
