@@ -138,7 +138,7 @@ class Miss:
                 self.made = lane.adapter(plan, key)
                 self.set_up(lane.program, *lane.arguments(plan, key, args, kwargs), hand_to=state)
             else:
-                self.made = transform_program(core, plan, state)
+                self.made = _transform_program(core, plan, state)
                 self.set_up(self.made, *plan.dynamic_values(args, kwargs), hand_to=state)
         except BaseException:
             self.finish(core, ok=False)  # claimed, never run: let go of, for the threads waiting on it
@@ -241,8 +241,7 @@ def ahead_of_time(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwar
         if miss.state is not None:  # the lane's own key in flight in this thread: its values given back
             miss.state.take_back(miss.outer)
         own = KeyState(key)
-        miss = Miss(core, plan, key, args, kwargs).set_up(
-            transform_program(core, plan, own), *plan.dynamic_values(args, kwargs), hand_to=own)
+        miss.set_up(_transform_program(core, plan, own), *plan.dynamic_values(args, kwargs), hand_to=own)
     elif miss.state is None:  # a program cached: JAX may trace it again for these shapes, with the caller's values
         with core._programs.lock:
             state = core._programs.states.get(key)
@@ -257,7 +256,7 @@ def ahead_of_time(core: Owner, plan: Plan, key: Any, args: tuple[Any, ...], kwar
     return miss.done(result)
 
 
-def transform_program(core: Owner, plan: Plan, state: KeyState) -> Callable[..., Any]:
+def _transform_program(core: Owner, plan: Plan, state: KeyState) -> Callable[..., Any]:
     """The transform's program for ``state``'s key (``StaticFunction._build``), over the body JAX traces
     (``_body``)."""
     body = traced_body(core._transform, core._stats, core._programs.why_again, plan, state)
@@ -335,5 +334,4 @@ def _lane_of(core: Owner) -> Lane | None:
     return cast("Lane | None", core._lane)
 
 
-__all__ = ["Miss", "ahead_of_time", "begin", "dynamic_error", "failed", "is_traceable", "transform_program",
-           "uncomparable"]
+__all__ = ["Miss", "ahead_of_time", "begin", "dynamic_error", "failed", "is_traceable", "uncomparable"]
